@@ -1,0 +1,34 @@
+# Set-up is part of every target: a fresh clone needs only Python 3.11 and make.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test bench lock clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall when the lock or the package metadata changes.
+$(STAMP): requirements.lock pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/ikigai $(ARGS)
+
+test: install
+	env -u NO_COLOR -u TEXTUAL_THEME $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install
+	env -u NO_COLOR -u TEXTUAL_THEME $(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+
+# Regenerate the hash-locked requirements from requirements.in (needs uv or pip-tools).
+lock:
+	uv pip compile --generate-hashes --python-version 3.11 --no-header requirements.in -o requirements.lock
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,3 @@
+from ikigai_tui.cli import main
+
+raise SystemExit(main())

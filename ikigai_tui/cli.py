@@ -1,0 +1,86 @@
+"""Command line: `ikigai` and `python -m ikigai_tui`.
+
+    ikigai [--db PATH] [--model M] [--api-base URL]            the interactive program
+    ikigai ... run [--agent A] [--script FILE]                 inputs from a file or stdin
+    ikigai ... context [--agent A] [--json]
+    ikigai ... agents [--json]
+    ikigai ... log [--agent A] [--json]
+    ikigai ... export [--agent A] [--format md|json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from ikigai_tui import __version__
+from ikigai_tui.config import Config, ConfigError, load
+from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.store import StoreError
+
+
+def _global_options(parser: argparse.ArgumentParser, default) -> None:
+    parser.add_argument("--db", metavar="PATH", default=default,
+                        help="the SQLite database (default: IKIGAI_DB, the config file, or the user data folder)")
+    parser.add_argument("--model", metavar="M", default=default,
+                        help="model name for this run, e.g. offline, openai/gpt-4o")
+    parser.add_argument("--api-base", metavar="URL", default=default,
+                        help="send provider requests to this base URL")
+    parser.add_argument("--config", metavar="FILE", default=default,
+                        help="the TOML config file (default: IKIGAI_CONFIG or the user config folder)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ikigai", description="A terminal workbench for long-running LLM conversations.")
+    parser.add_argument("--version", action="version", version=f"ikigai {__version__}")
+    _global_options(parser, None)
+    # The same options after the subcommand, without overriding ones given before it.
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", parents=[common], help="read inputs (messages, /commands) one per line")
+    run.add_argument("--agent", metavar="A", help="agent name or id prefix (default: the root)")
+    run.add_argument("--script", metavar="FILE", help="read inputs from FILE instead of stdin")
+
+    ctx = sub.add_parser("context", parents=[common], help="print an agent's context")
+    ctx.add_argument("--agent", metavar="A")
+    ctx.add_argument("--json", action="store_true", help="one JSON object")
+
+    agents = sub.add_parser("agents", parents=[common], help="print the agent tree")
+    agents.add_argument("--json", action="store_true")
+
+    log = sub.add_parser("log", parents=[common], help="print an agent's event log")
+    log.add_argument("--agent", metavar="A")
+    log.add_argument("--json", action="store_true")
+
+    export = sub.add_parser("export", parents=[common], help="export an agent's conversation")
+    export.add_argument("--agent", metavar="A")
+    export.add_argument("--format", choices=["md", "json"], default="md")
+    return parser
+
+
+async def _dispatch(args: argparse.Namespace, config: Config) -> int:
+    if args.command in (None, "run"):
+        from ikigai_tui.cli_run import run
+
+        return await run(args, config, interactive=args.command is None)
+    from ikigai_tui import cli_output
+
+    return await cli_output.report(args, config)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = load(db=args.db, model=args.model, api_base=args.api_base,
+                      config_path=args.config)
+        return asyncio.run(_dispatch(args, config))
+    except (ConfigError, StoreError, CommandError) as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,157 @@
+"""Read-only reports: `context`, `agents`, `log`, `export`. They never create a database."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from typing import Any
+
+from ikigai_tui.config import Config
+from ikigai_tui.core.agents import AgentRuntime
+from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.events import Event, message_text
+from ikigai_tui.core.session import Session
+from ikigai_tui.core.window import compute_window
+from ikigai_tui.runtime import close_session, open_session
+
+
+def _agent(session: Session, ref: str | None) -> AgentRuntime:
+    if ref:
+        return session.tree.resolve(ref)
+    root = session.tree.root
+    if root is None:
+        raise CommandError("this database has no agents yet; start with `ikigai run`")
+    return root
+
+
+def _time(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds")
+
+
+async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
+    r = await session.replayer(agent.id)
+    budget = session.budget_of(agent)
+    window = compute_window(r, budget)
+    messages = []
+    for index, (mid, kind, payload) in enumerate(r.messages()):
+        item: dict[str, Any] = {"id": mid, "role": kind, "content": message_text(kind, payload),
+                                "in_window": index >= window.first_index}
+        if kind == "tool_call":
+            item.update(name=payload.get("name"), arguments=payload.get("arguments"),
+                        call_id=payload.get("call_id"))
+        elif kind == "tool_result":
+            item.update(call_id=payload.get("call_id"), call_event=payload.get("call_event"))
+        elif kind == "summary":
+            item["replaced"] = payload.get("replaced", [])
+        if payload.get("interrupted"):
+            item["interrupted"] = True
+        messages.append(item)
+    return {
+        "agent": agent.id,
+        "name": agent.name,
+        "model": session.model_of(agent),
+        "system": r.system,
+        "pins": list(r.pins),
+        "messages": messages,
+        "marks": [{"name": m.name, "label": m.label, "position": r.mark_position(m),
+                   "event": m.event_id} for m in r.valid_marks()],
+        "tokens": window.tokens,
+        "estimated": True,
+        "budget": budget,
+        "window_start": window.start,
+        "pruned_turns": window.pruned_turns,
+    }
+
+
+def agents_data(session: Session) -> list[dict[str, Any]]:
+    tree = session.tree
+    return [
+        {"id": a.id, "short_id": tree.short_id(a.id), "name": a.name, "parent": a.parent_id,
+         "status": a.status, "model": a.model, "unread": a.unread, "depth": depth}
+        for a, depth in tree.walk()
+    ]
+
+
+def _event_data(event: Event) -> dict[str, Any]:
+    return {"id": event.id, "agent": event.agent_id, "kind": event.kind,
+            "payload": event.payload, "created_at": _time(event.created_at)}
+
+
+def _event_line(event: Event) -> str:
+    if event.kind in ("user", "assistant", "tool_call", "tool_result", "system"):
+        text = message_text(event.kind, event.payload)
+    elif event.kind == "command":
+        text = event.payload.get("text", "")
+    else:
+        text = json.dumps(event.payload, ensure_ascii=False)
+    return f"#{event.id} {event.kind}: {text}"
+
+
+async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
+    r = await session.replayer(agent.id)
+    events = await session.store.events(agent.id)
+    in_context = set(r.ctx)
+    label = session.tree.label(agent.id)
+    if fmt == "json":
+        data = {
+            "agent": agent.id, "name": agent.name, "parent": agent.parent_id,
+            "model": session.model_of(agent),
+            "events": [dict(_event_data(e), in_context=e.id in in_context) for e in events],
+        }
+        return json.dumps(data, ensure_ascii=False, indent=2)
+    lines = [f"# ikigai agent {label}", "", f"Model: {session.model_of(agent)}"]
+    if agent.parent_id:
+        lines.append(f"Forked from: {session.tree.label(agent.parent_id)}")
+    for e in events:
+        if e.kind in ("user", "assistant", "tool_call", "tool_result"):
+            note = "" if e.id in in_context else " (not in context)"
+            if e.payload.get("interrupted"):
+                note += " (interrupted)"
+            lines += ["", f"## {e.kind} #{e.id}{note}", "", message_text(e.kind, e.payload)]
+        elif e.kind == "command":
+            output = "; ".join(e.payload.get("output") or [])
+            lines += ["", f"> `{e.payload.get('text', '')}`" + (f" — {output}" if output else "")]
+    return "\n".join(lines) + "\n"
+
+
+async def report(args: argparse.Namespace, config: Config) -> int:
+    session = await open_session(config, create=False)
+    try:
+        if args.command == "agents":
+            data = agents_data(session)
+            if args.json:
+                print(json.dumps(data, ensure_ascii=False, indent=2))
+            else:
+                tree = session.tree
+                for a, depth in tree.walk():
+                    mail = f", {a.unread} unread" if a.unread else ""
+                    print(f"{'  ' * depth}{tree.label(a.id)}  {a.status}  {a.model}{mail}")
+            return 0
+        agent = _agent(session, args.agent)
+        if args.command == "context":
+            data = await context_data(session, agent)
+            if args.json:
+                print(json.dumps(data, ensure_ascii=False, indent=2))
+            else:
+                print(f"Agent {session.tree.label(agent.id)}, model {data['model']}, "
+                      f"~{data['tokens']} tokens of {data['budget']}")
+                for m in data["messages"]:
+                    rule = "" if m["in_window"] else " (outside the window)"
+                    print(f"#{m['id']} {m['role']}{rule}: {m['content']}")
+            return 0
+        if args.command == "log":
+            events = await session.store.events(agent.id)
+            if args.json:
+                print(json.dumps([_event_data(e) for e in events], ensure_ascii=False, indent=2))
+            else:
+                for e in events:
+                    print(_event_line(e))
+            return 0
+        if args.command == "export":
+            sys.stdout.write(await _export(session, agent, args.format))
+            return 0
+        raise AssertionError(args.command)
+    finally:
+        await close_session(session)

@@ -1,0 +1,163 @@
+"""Settings: the TOML config file, then IKIGAI_* environment variables, then flags."""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP = "ikigai"
+DEFAULT_BUDGET = 100_000
+
+
+class ConfigError(Exception):
+    """A bad setting; the message names where it came from."""
+
+
+@dataclass(frozen=True)
+class Config:
+    db: Path
+    model: str | None  # None: the default (offline until a provider is configured)
+    api_base: str | None
+    budget: int
+    system_prompt: str | None
+    offline_delay: float
+    config_path: Path
+    model_api_bases: dict[str, str] = field(default_factory=dict)
+
+
+def default_db() -> Path:
+    return Path(platformdirs.user_data_dir(APP)) / "ikigai.db"
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir(APP)) / "config.toml"
+
+
+# key -> (type, description) for the config file
+_KEYS: dict[str, tuple[type, str]] = {
+    "db": (str, "a path"),
+    "model": (str, "a model name"),
+    "api_base": (str, "a URL"),
+    "sliding_context_tokens": (int, "a whole number of tokens (0 disables)"),
+    "system_prompt": (str, "text"),
+    "offline_delay": (float, "seconds"),
+}
+
+
+def _line_of(text: str, key: str) -> int | None:
+    pattern = re.compile(rf'^\s*("?){re.escape(key)}\1\s*=')
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return None
+
+
+def _where(path: Path, text: str, key: str) -> str:
+    line = _line_of(text, key)
+    return f"{path}, line {line}" if line else str(path)
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """The config file's settings, validated; {} when there is no file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: {exc}") from exc
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "models":
+            out["models"] = _read_models(path, text, value)
+            continue
+        if key not in _KEYS:
+            known = ", ".join(sorted([*_KEYS, "models"]))
+            raise ConfigError(f"{_where(path, text, key)}: unknown key '{key}' (known: {known})")
+        kind, description = _KEYS[key]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ConfigError(f"{_where(path, text, key)}: '{key}' must be {description}")
+        if key == "sliding_context_tokens" and value < 0:
+            raise ConfigError(f"{_where(path, text, key)}: '{key}' must be 0 or more")
+        out[key] = value
+    return out
+
+
+def _read_models(path: Path, text: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{_where(path, text, 'models')}: 'models' must be a table")
+    bases: dict[str, str] = {}
+    for model, settings in value.items():
+        if not isinstance(settings, dict):
+            raise ConfigError(f"{path}: [models.\"{model}\"] must be a table")
+        for key, setting in settings.items():
+            if key != "api_base":
+                raise ConfigError(
+                    f"{_where(path, text, key)}: unknown key '{key}' in [models.\"{model}\"] "
+                    "(known: api_base)"
+                )
+            if not isinstance(setting, str):
+                raise ConfigError(f"{_where(path, text, key)}: 'api_base' must be a URL")
+            bases[model] = setting
+    return bases
+
+
+def _env_int(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a whole number") from None
+    if value < 0:
+        raise ConfigError(f"{name}={raw!r} must be 0 or more")
+    return value
+
+
+def _env_float(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number") from None
+
+
+def load(
+    *,
+    db: str | None = None,
+    model: str | None = None,
+    api_base: str | None = None,
+    config_path: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Resolve the settings: flags over IKIGAI_* variables over the config file."""
+    env = os.environ if env is None else env
+    path = Path(config_path or env.get("IKIGAI_CONFIG") or default_config_path()).expanduser()
+    file = read_file(path)
+    budget = _env_int(env, "IKIGAI_SLIDING_CONTEXT_TOKENS")
+    delay = _env_float(env, "IKIGAI_OFFLINE_DELAY")
+    return Config(
+        db=Path(db or env.get("IKIGAI_DB") or file.get("db") or default_db()).expanduser(),
+        model=model or env.get("IKIGAI_MODEL") or file.get("model"),
+        api_base=api_base or env.get("IKIGAI_API_BASE") or file.get("api_base"),
+        budget=budget if budget is not None else file.get("sliding_context_tokens", DEFAULT_BUDGET),
+        system_prompt=env.get("IKIGAI_SYSTEM_PROMPT") or file.get("system_prompt"),
+        offline_delay=delay if delay is not None else file.get("offline_delay", 0.0),
+        config_path=path,
+        model_api_bases=file.get("models", {}),
+    )

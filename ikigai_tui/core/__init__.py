@@ -1,0 +1,1 @@
+"""The headless context core. Never imports textual, rich or litellm."""

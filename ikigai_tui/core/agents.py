@@ -1,0 +1,130 @@
+"""The agent tree: lookup by name or id prefix, descendants, short ids."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.events import AgentRecord
+from ikigai_tui.core.replay import Replayer
+
+SHORT_ID = 6
+
+
+@dataclass
+class AgentRuntime:
+    """One agent as the running program knows it."""
+
+    id: str
+    parent_id: str | None
+    name: str | None
+    model: str
+    status: str  # idle | working | dead
+    created_at: float
+    fork_event_id: int | None = None
+    budget: int | None = None
+    replayer: Replayer | None = None
+    task: asyncio.Task | None = None
+    in_turn: bool = False
+    deferred: list[str] = field(default_factory=list)
+    unread: int = 0
+
+    @classmethod
+    def from_record(cls, rec: AgentRecord) -> AgentRuntime:
+        return cls(rec.id, rec.parent_id, rec.name, rec.model, rec.status, rec.created_at,
+                   rec.fork_event_id, rec.budget)
+
+    @property
+    def dead(self) -> bool:
+        return self.status == "dead"
+
+
+class AgentTree:
+    def __init__(self) -> None:
+        self.agents: dict[str, AgentRuntime] = {}
+
+    def add(self, agent: AgentRuntime) -> None:
+        self.agents[agent.id] = agent
+
+    def __getitem__(self, agent_id: str) -> AgentRuntime:
+        return self.agents[agent_id]
+
+    def __contains__(self, agent_id: str) -> bool:
+        return agent_id in self.agents
+
+    def __iter__(self) -> Iterator[AgentRuntime]:
+        return iter(self.agents.values())
+
+    def __len__(self) -> int:
+        return len(self.agents)
+
+    @property
+    def root(self) -> AgentRuntime | None:
+        for agent in self.agents.values():
+            if agent.parent_id is None:
+                return agent
+        return None
+
+    def children(self, agent_id: str) -> list[AgentRuntime]:
+        return [a for a in self.agents.values() if a.parent_id == agent_id]
+
+    def descendants(self, agent_id: str) -> list[AgentRuntime]:
+        out: list[AgentRuntime] = []
+        stack = list(reversed(self.children(agent_id)))
+        while stack:
+            agent = stack.pop()
+            out.append(agent)
+            stack.extend(reversed(self.children(agent.id)))
+        return out
+
+    def is_descendant(self, agent_id: str, ancestor_id: str) -> bool:
+        parent = self.agents[agent_id].parent_id
+        while parent is not None:
+            if parent == ancestor_id:
+                return True
+            parent = self.agents[parent].parent_id
+        return False
+
+    def lineage(self, agent_id: str) -> list[AgentRuntime]:
+        """The agent and its ancestors, root first."""
+        chain = [self.agents[agent_id]]
+        while chain[-1].parent_id is not None:
+            chain.append(self.agents[chain[-1].parent_id])
+        return list(reversed(chain))
+
+    def walk(self) -> Iterator[tuple[AgentRuntime, int]]:
+        """Depth-first, in creation order: (agent, depth)."""
+        roots = [a for a in self.agents.values() if a.parent_id is None]
+        stack = [(a, 0) for a in reversed(roots)]
+        while stack:
+            agent, depth = stack.pop()
+            yield agent, depth
+            stack.extend((c, depth + 1) for c in reversed(self.children(agent.id)))
+
+    def short_id(self, agent_id: str) -> str:
+        """The shortest prefix of at least 6 characters that no other agent shares."""
+        others = [a for a in self.agents if a != agent_id]
+        length = SHORT_ID
+        while length < len(agent_id) and any(o.startswith(agent_id[:length]) for o in others):
+            length += 1
+        return agent_id[:length]
+
+    def label(self, agent_id: str) -> str:
+        agent = self.agents[agent_id]
+        short = self.short_id(agent_id)
+        return f"{agent.name} ({short})" if agent.name else short
+
+    def resolve(self, ref: str) -> AgentRuntime:
+        """An agent by name or by a unique prefix of its id."""
+        for agent in self.agents.values():
+            if agent.name == ref:
+                return agent
+        matches = [a for a in self.agents.values() if a.id.startswith(ref)] if ref else []
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise CommandError(f"no agent named or with id starting '{ref}'. See /agents.")
+        shown = ", ".join(self.short_id(a.id) for a in matches[:5])
+        raise CommandError(f"'{ref}' matches several agents ({shown}); give more of the id")

@@ -1,0 +1,50 @@
+"""The command registry: every command, its usage, and whether the LLM may call it."""
+
+from __future__ import annotations
+
+from ikigai_tui.core import commands_agents as agents
+from ikigai_tui.core import commands_context as context
+from ikigai_tui.core import commands_settings as settings
+from ikigai_tui.core.commands import CommandSpec, Registry
+
+REGISTRY = Registry([
+    CommandSpec("clear", "/clear [MARK]", "Empty the context, or rewind to MARK.",
+                context.clear, llm=True, deferred=True),
+    CommandSpec("mark", "/mark [NAME]", "Create a checkpoint (re-using a name moves it).",
+                context.mark, llm=True),
+    CommandSpec("rewind", "/rewind [MARK]", "Rewind to MARK (default: the latest valid mark).",
+                context.rewind, llm=True, deferred=True),
+    CommandSpec("marks", "/marks", "List the valid marks with their positions.",
+                context.marks, llm=True),
+    CommandSpec("forget", "/forget --ids LIST", "Remove messages from the context (ids like 3,5-9).",
+                context.forget, details="A tool call and its result are removed together."),
+    CommandSpec("remember", "/remember --ids LIST", "Keep only these messages in the context.",
+                context.remember, details="A tool call and its result are removed together."),
+    CommandSpec("undo", "/undo", "Undo the latest clear, rewind, filter or compact.",
+                context.undo, details="Repeat it to walk further back."),
+    CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
+                context.context, llm=True),
+    CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",
+                "Create a child agent with this context (or only what follows MARK).",
+                agents.fork, llm=True,
+                details="With PROMPT the child starts working at once."),
+    CommandSpec("send", "/send AGENT MESSAGE", "Put a message in another agent's inbox.",
+                agents.send, llm=True),
+    CommandSpec("check-mail", "/check-mail", "Read unread mail into the context.",
+                agents.check_mail, llm=True),
+    CommandSpec("kill", "/kill AGENT", "Stop an agent and its descendants.",
+                agents.kill, llm=True, details="The root cannot be killed; the LLM may kill only "
+                "its own descendants."),
+    CommandSpec("agents", "/agents", "Show the agent tree.", agents.agents, llm=True),
+    CommandSpec("model", "/model [MODEL]", "Show or switch this agent's model.", settings.model),
+    CommandSpec("system", "/system [TEXT]", "Show or set the system prompt.", settings.system),
+    CommandSpec("pin", "/pin TEXT", "Pin a note that is always sent and never pruned.",
+                settings.pin),
+    CommandSpec("unpin", "/unpin N", "Remove pin number N.", settings.unpin),
+    CommandSpec("pins", "/pins", "List the pins.", settings.pins),
+    CommandSpec("help", "/help [COMMAND]", "List the commands, or explain one.", settings.help_),
+    CommandSpec("exit", "/exit", "Leave ikigai.", settings.exit_),
+])
+
+# Commands that change nothing, so they also work on a dead agent.
+READ_ONLY = frozenset({"marks", "context", "agents", "model", "system", "pins", "help", "exit"})

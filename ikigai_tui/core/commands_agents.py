@@ -1,0 +1,141 @@
+"""Agent commands: /fork /send /check-mail /kill /agents."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from ikigai_tui.core.agents import AgentTree
+from ikigai_tui.core.command_context import Invocation
+from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
+from ikigai_tui.core.events import AgentRecord, EventRef
+
+_AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,31}$")
+
+
+def _fork_options(c: Invocation, opts: dict[str, str]) -> bool:
+    """Read --model/--name options into opts; True when `--` ended them."""
+    while (token := c.args.peek()) is not None and token.startswith("--"):
+        c.args.take()
+        if token == "--":
+            return True
+        key, eq, value = token[2:].partition("=")
+        if key not in ("model", "name"):
+            raise UsageError(f"unknown option '--{key}'")
+        if key in opts:
+            raise UsageError(f"--{key} given twice")
+        opts[key] = value if eq else c.args.require(f"value after --{key}")
+        if not opts[key]:
+            raise UsageError(f"empty value for --{key}")
+    return False
+
+
+def _check_agent_name(tree: AgentTree, name: str) -> None:
+    if not _AGENT_NAME.match(name):
+        raise UsageError(f"'{name}' is not a valid agent name (a letter, then letters, digits, _ . -)")
+    if any(a.name == name for a in tree):
+        raise CommandError(f"an agent named '{name}' already exists")
+
+
+async def fork(c: Invocation) -> CommandResult:
+    r = c.replayer
+    opts: dict[str, str] = {}
+    ended = _fork_options(c, opts)
+    mark = None
+    first = None if ended else c.args.peek()
+    if first is not None and (r.find_mark(first) or first in r.mark_names_seen
+                              or re.fullmatch(r"#\d+", first)):
+        c.args.take()
+        mark = c.resolve_mark(first)
+        _fork_options(c, opts)
+    prompt = c.args.rest()
+    name = opts.get("name")
+    if name is not None:
+        _check_agent_name(c.tree, name)
+    model = opts.get("model") or r.model or c.agent.model
+    if "model" in opts:
+        c.session.check_model(model)
+    child_id = uuid.uuid4().hex
+    mark_event = mark.event_id if mark else None
+    mark_name = mark.label if mark else None
+    parent_side = c.add("fork", {"child": child_id, "mark": mark_name, "mark_event": mark_event})
+    c.batch.new_agents.append(AgentRecord(
+        child_id, c.agent.id, name, model, "idle", 0.0, EventRef(parent_side),  # type: ignore[arg-type]
+        c.session.budget_of(c.agent),
+    ))
+    c.add("fork", {
+        "parent": c.agent.id, "parent_event": EventRef(parent_side), "mark": mark_name,
+        "mark_event": mark_event, "model": model, "budget": c.session.budget_of(c.agent),
+    }, agent_id=child_id)
+    if prompt:
+        c.add("user", {"content": prompt}, agent_id=child_id)
+    c.after_commit.append(lambda: c.session.start_if_pending(child_id))
+    suffix = f" (from {mark_name})" if mark else ""
+    return CommandResult([f"Forked. Child: {c.tree.short_id(child_id)}{suffix}"], data=child_id)
+
+
+async def send(c: Invocation) -> CommandResult:
+    ref = c.args.require("AGENT")
+    text = c.args.rest()
+    if not text:
+        raise UsageError("missing MESSAGE")
+    target = c.tree.resolve(ref)
+    if target.dead:
+        raise CommandError(f"agent {c.tree.label(target.id)} is dead; mail would never be read")
+    c.add("mail", {"from": c.agent.id, "text": text}, agent_id=target.id)
+    return CommandResult([f"Mail sent to {c.tree.label(target.id)}."])
+
+
+async def check_mail(c: Invocation) -> CommandResult:
+    c.args.done()
+    unread = c.replayer.unread
+    if not unread:
+        return CommandResult(["No new mail."])
+    lines = []
+    c.add("mail_read", {"ids": list(unread)})
+    for mail_id, mail in unread.items():
+        sender = mail.get("from")
+        who = c.tree.label(sender) if sender in c.tree else str(sender)
+        text = f"Mail from {who}: {mail.get('text', '')}"
+        lines.append(text)
+        if c.source != "llm":
+            # The LLM gets its mail in the tool result; a user message mid-turn would
+            # split a tool exchange.
+            c.add("user", {"content": text, "mail": mail_id})
+    return CommandResult(lines)
+
+
+async def kill(c: Invocation) -> CommandResult:
+    ref = c.args.require("AGENT")
+    c.args.done()
+    tree = c.tree
+    target = tree.resolve(ref)
+    if target.parent_id is None:
+        raise CommandError("the root agent cannot be killed")
+    if target.dead:
+        raise CommandError(f"agent {tree.label(target.id)} is already dead")
+    if c.source == "llm" and not tree.is_descendant(target.id, c.agent.id):
+        raise CommandError("the LLM may only kill its own descendants")
+    victims = [target] + [a for a in tree.descendants(target.id) if not a.dead]
+    await c.session.cancel_turns([v.id for v in victims])
+    for victim in victims:
+        c.add("kill", {"by": c.agent.id}, agent_id=victim.id)
+        c.batch.agent_updates.append((victim.id, "status", "dead"))
+    others = len(victims) - 1
+    more = f" and {others} descendant{'s' if others != 1 else ''}" if others else ""
+    return CommandResult([f"Killed {tree.label(target.id)}{more}."])
+
+
+async def agents(c: Invocation) -> CommandResult:
+    c.args.done()
+    return CommandResult(format_tree(c))
+
+
+def format_tree(c: Invocation) -> list[str]:
+    tree = c.tree
+    lines = []
+    for agent, depth in tree.walk():
+        here = " <- you" if agent.id == c.agent.id else ""
+        mail = f", {agent.unread} unread" if agent.unread else ""
+        lines.append(f"{'  ' * depth}{tree.label(agent.id)}  {agent.status}  {agent.model}{mail}{here}")
+    return lines

@@ -1,0 +1,46 @@
+"""Schema versions. Each migration moves `PRAGMA user_version` forward by one."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+# Message text indexed for /recall: content for most kinds, the arguments of a tool call.
+_FTS_TEXT = (
+    "coalesce(json_extract(new.payload, '$.content'), "
+    "json_extract(new.payload, '$.arguments'), '')"
+)
+
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE agents (
+            id TEXT PRIMARY KEY,
+            parent_id TEXT REFERENCES agents(id),
+            name TEXT,
+            model TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'idle',
+            created_at REAL NOT NULL,
+            fork_event_id INTEGER,
+            budget INTEGER
+        )""",
+        "CREATE UNIQUE INDEX agents_name ON agents(name) WHERE name IS NOT NULL",
+        "CREATE INDEX agents_parent ON agents(parent_id)",
+        """CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            agent_id TEXT NOT NULL REFERENCES agents(id),
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""",
+        "CREATE INDEX events_agent ON events(agent_id)",
+        # The log is append-only: refuse edits at the database level too.
+        """CREATE TRIGGER events_immutable_update BEFORE UPDATE ON events
+           BEGIN SELECT RAISE(ABORT, 'events are immutable'); END""",
+        """CREATE TRIGGER events_immutable_delete BEFORE DELETE ON events
+           BEGIN SELECT RAISE(ABORT, 'events are immutable'); END""",
+        """CREATE VIRTUAL TABLE message_fts USING fts5(
+            text, content='', tokenize='unicode61 remove_diacritics 2')""",
+        f"""CREATE TRIGGER events_fts AFTER INSERT ON events
+           WHEN new.kind IN ('system', 'user', 'assistant', 'tool_call', 'tool_result')
+           BEGIN INSERT INTO message_fts(rowid, text) VALUES (new.id, {_FTS_TEXT}); END""",
+    ],
+}

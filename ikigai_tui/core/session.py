@@ -1,0 +1,259 @@
+"""The runtime: agents, their replayed contexts, commands, turns, notifications.
+
+Every committed event reaches the agents' replayers through the store's commit hook,
+in id order, so an agent's in-memory context is always the replay of what is on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ikigai_tui.core.agents import AgentRuntime, AgentTree
+from ikigai_tui.core.command_context import Invocation
+from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
+from ikigai_tui.core.commands import ArgReader, CommandError, CommandResult, UsageError
+from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
+from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice
+from ikigai_tui.core.provider import ProviderError, ProviderFactory
+from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
+from ikigai_tui.core.store import Store
+
+DEFAULT_BUDGET = 100_000
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    model: str = "offline"
+    budget: int = DEFAULT_BUDGET
+    system_prompt: str | None = None
+
+
+class Session:
+    def __init__(self, store: Store, providers: ProviderFactory, settings: SessionSettings) -> None:
+        self.store = store
+        self.providers = providers
+        self.settings = settings
+        self.tree = AgentTree()
+        self.listeners: list[Callable[[Notice], None]] = []
+        self._loading: dict[str, list[Event]] = {}
+        self._inherit: dict[str, Snapshot] = {}
+        store.add_commit_hook(self._on_commit)
+
+    # -- opening ---------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, store: Store, providers: ProviderFactory, settings: SessionSettings,
+                   *, create_root: bool = True) -> Session:
+        session = cls(store, providers, settings)
+        for rec in await store.agents():
+            session.tree.add(AgentRuntime.from_record(rec))
+        if session.tree.root is None and create_root:
+            await session._create_root()
+        return session
+
+    async def _create_root(self) -> None:
+        batch = WriteBatch()
+        root = AgentRecord(uuid.uuid4().hex, None, "root", self.settings.model, "idle",
+                           time.time(), None, self.settings.budget)
+        batch.new_agents.append(root)
+        if self.settings.system_prompt:
+            batch.add(root.id, "system", {"content": self.settings.system_prompt})
+        await self.commit(batch)
+
+    async def close(self) -> None:
+        await self.cancel_turns([a.id for a in self.tree if a.task is not None])
+
+    # -- state -----------------------------------------------------------------
+
+    def notify(self, notice: Notice) -> None:
+        for listener in list(self.listeners):
+            listener(notice)
+
+    async def commit(self, batch: WriteBatch) -> list[Event]:
+        return await self.store.write(batch)
+
+    async def replayer(self, agent_id: str) -> Replayer:
+        """The agent's replayed state, loaded from the log on first use."""
+        agent = self.tree[agent_id]
+        if agent.replayer is not None:
+            return agent.replayer
+        if agent_id in self._loading:
+            while agent.replayer is None:
+                await asyncio.sleep(0)
+            return agent.replayer
+        self._loading[agent_id] = []
+        try:
+            replayer = await self._load(agent_id)
+            last = replayer.history[-1][0] if replayer.history else 0
+            for event in self._loading[agent_id]:
+                if event.id > last:
+                    replayer.apply(event.row)
+            agent.replayer = replayer
+            agent.unread = len(replayer.unread)
+        finally:
+            del self._loading[agent_id]
+        return replayer
+
+    async def _load(self, agent_id: str) -> Replayer:
+        """Replay the ancestors up to each fork, then the agent itself."""
+        chain = self.tree.lineage(agent_id)
+        base: Snapshot = EMPTY
+        for i, agent in enumerate(chain):
+            if i + 1 < len(chain):
+                fork_at = chain[i + 1].fork_event_id
+                rows = await self.store.agent_rows(agent.id, upto=(fork_at or 0) + 1)
+                fork_row = rows[-1] if rows and rows[-1][1] == "fork" else None
+                replayer = Replayer.from_rows(rows, base)
+                mark_event = fork_row[2].get("mark_event") if fork_row else None
+                base = replayer.snapshot(after_mark=mark_event)
+            else:
+                rows = await self.store.agent_rows(agent.id)
+                return Replayer.from_rows(rows, base)
+        raise AssertionError("unreachable")
+
+    def _on_commit(self, events: list[Event], agents: list[AgentRecord], updates: list) -> None:
+        for rec in agents:
+            if rec.id not in self.tree:
+                self.tree.add(AgentRuntime.from_record(rec))
+        for agent_id, column, value in updates:
+            if agent_id in self.tree:
+                setattr(self.tree[agent_id], column, value)
+        for event in events:
+            if event.agent_id in self._loading:
+                self._loading[event.agent_id].append(event)
+            agent = self.tree[event.agent_id]
+            payload = event.payload
+            if event.kind == "fork" and "child" in payload and agent.replayer is not None:
+                # The child inherits the parent's context exactly as of this event.
+                self._inherit[payload["child"]] = agent.replayer.snapshot(payload.get("mark_event"))
+            if event.kind == "fork" and "parent" in payload and agent.replayer is None:
+                base = self._inherit.pop(event.agent_id, None)
+                if base is not None:
+                    agent.replayer = Replayer(base)
+            if agent.replayer is not None:
+                agent.replayer.apply(event.row)
+                agent.unread = len(agent.replayer.unread)
+            elif event.kind == "mail":
+                agent.unread += 1
+        if events:
+            self.notify(EventsCommitted(events))
+        for agent_id in {e.agent_id for e in events} | {a.id for a in agents}:
+            self.notify(AgentChanged(agent_id))
+
+    def budget_of(self, agent: AgentRuntime) -> int:
+        if agent.replayer is not None and agent.replayer.budget is not None:
+            return agent.replayer.budget
+        return agent.budget if agent.budget is not None else self.settings.budget
+
+    def model_of(self, agent: AgentRuntime) -> str:
+        if agent.replayer is not None and agent.replayer.model:
+            return agent.replayer.model
+        return agent.model
+
+    def check_model(self, model: str) -> None:
+        try:
+            self.providers.check(model)
+        except ProviderError as exc:
+            raise CommandError(str(exc)) from exc
+
+    # -- input -----------------------------------------------------------------
+
+    async def command(self, agent_id: str, text: str, source: str = "human") -> CommandResult:
+        """Run a slash command. Raises CommandError; on error nothing is written."""
+        parsed = REGISTRY.parse(text)
+        spec = parsed.spec
+        if source == "llm" and not spec.llm:
+            raise CommandError(f"/{spec.name} is for the human only")
+        agent = self.tree[agent_id]
+        replayer = await self.replayer(agent_id)
+        inv = Invocation(self, agent, replayer, source, spec, ArgReader(parsed.args))
+        record = {"text": parsed.text, "source": source}
+        inv.add("command", record)
+        try:
+            result = await spec.handler(inv)
+        except UsageError as exc:
+            raise CommandError(f"{exc}. Usage: {spec.usage}") from exc
+        if agent.dead and spec.name not in READ_ONLY and len(inv.batch.events) > 1:
+            raise CommandError(f"agent {self.tree.label(agent_id)} is dead; its history is "
+                               "readable but it cannot change")
+        if spec.deferred and source == "llm" and agent.in_turn:
+            agent.deferred.append(parsed.text)
+            return CommandResult([f"Accepted; applied when this turn ends: {' '.join(result.lines)}"])
+        record["output"] = result.lines
+        await self.commit(inv.batch)
+        for callback in inv.after_commit:
+            callback()
+        return result
+
+    async def say(self, agent_id: str, text: str) -> asyncio.Task:
+        """Commit a user message, then start the agent's turn; returns the turn's task."""
+        agent = self.tree[agent_id]
+        if not text.strip():
+            raise CommandError("empty message")
+        if agent.dead:
+            raise CommandError(f"agent {self.tree.label(agent_id)} is dead")
+        if agent.task is not None and not agent.task.done():
+            raise CommandError(f"agent {self.tree.label(agent_id)} is still working")
+        await self.replayer(agent_id)
+        batch = WriteBatch()
+        batch.add(agent_id, "user", {"content": text})
+        await self.commit(batch)
+        return self.start_turn(agent_id)
+
+    # -- turns -----------------------------------------------------------------
+
+    def start_turn(self, agent_id: str) -> asyncio.Task:
+        from ikigai_tui.core.turns import run_turn
+
+        agent = self.tree[agent_id]
+        agent.in_turn = True
+        agent.status = "working"
+        self.notify(AgentChanged(agent_id))
+        agent.task = asyncio.get_running_loop().create_task(run_turn(self, agent))
+        return agent.task
+
+    def start_if_pending(self, agent_id: str) -> asyncio.Task | None:
+        """Start a turn if the context ends with an unanswered user message."""
+        agent = self.tree[agent_id]
+        if agent.dead or (agent.task is not None and not agent.task.done()):
+            return None
+        if agent.replayer is None or agent.replayer.last_kind() != "user":
+            return None
+        return self.start_turn(agent_id)
+
+    async def finish_turn(self, agent: AgentRuntime) -> None:
+        """Apply what the LLM deferred to the end of the turn, then go idle."""
+        agent.in_turn = False
+        deferred, agent.deferred = agent.deferred, []
+        for text in deferred:
+            try:
+                await self.command(agent.id, text, source="llm")
+            except CommandError as exc:
+                from ikigai_tui.core.notices import ErrorNotice
+
+                self.notify(ErrorNotice(agent.id, f"deferred {text}: {exc}"))
+        if not agent.dead:
+            agent.status = "idle"
+        self.notify(AgentChanged(agent.id))
+
+    def running(self) -> list[asyncio.Task]:
+        return [a.task for a in self.tree if a.task is not None and not a.task.done()]
+
+    async def wait_idle(self) -> None:
+        """Wait until no agent is working (children started meanwhile included)."""
+        while tasks := self.running():
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def cancel_turns(self, agent_ids: list[str]) -> None:
+        tasks = []
+        for agent_id in agent_ids:
+            task = self.tree[agent_id].task
+            if task is not None and not task.done():
+                task.cancel()
+                tasks.append(task)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)

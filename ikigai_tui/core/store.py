@@ -1,0 +1,311 @@
+"""The SQLite event log: opening, migrations, group-committed appends, reads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from ikigai_tui.core.events import AgentRecord, Event, EventRef, EventRow, WriteBatch
+from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id, budget"
+_UPDATABLE = {"status", "model", "name"}
+
+
+class StoreError(Exception):
+    """A database that cannot be used; the message is meant for the user."""
+
+
+CommitHook = Callable[[list[Event], list[AgentRecord], list[tuple[str, str, Any]]], None]
+
+
+def _prepare_path(path: Path) -> None:
+    """Create the folder 0700 and the file 0600 before SQLite touches them."""
+    folder = path.parent
+    if not folder.exists():
+        folder.mkdir(parents=True, mode=0o700)
+        os.chmod(folder, 0o700)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    os.chmod(path, 0o600)
+
+
+class Store:
+    """An open event log. All writes go through one writer task that batches them."""
+
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+        self._db = db
+        self.path = path
+        self._queue: asyncio.Queue[tuple[WriteBatch, asyncio.Future]] = asyncio.Queue()
+        self._writer: asyncio.Task | None = None
+        self._hooks: list[CommitHook] = []
+        self._closed = False
+
+    # -- opening ---------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, path: str | os.PathLike, *, create: bool = True) -> Store:
+        path = Path(path).expanduser()
+        if not path.exists():
+            if not create:
+                raise StoreError(f"no database at {path}")
+            _prepare_path(path)
+        elif path.is_dir():
+            raise StoreError(f"{path} is a folder, not a database file")
+        else:
+            os.chmod(path, 0o600)
+        try:
+            db = await aiosqlite.connect(path, isolation_level=None, timeout=30.0)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {path}: {exc}") from exc
+        store = cls(db, path)
+        try:
+            await store._configure()
+        except BaseException:
+            await db.close()
+            raise
+        return store
+
+    async def _configure(self) -> None:
+        db = self._db
+        try:
+            version = await self._user_version()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not an ikigai database: {exc}") from exc
+        # Checked before any PRAGMA that writes: a newer database is left untouched.
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer ikigai (schema {version}; this "
+                f"program knows up to {SCHEMA_VERSION}). Upgrade ikigai; the file was not changed."
+            )
+        await db.execute("PRAGMA busy_timeout = 30000")
+        await db.execute("PRAGMA journal_mode = WAL")
+        await db.execute("PRAGMA synchronous = FULL")
+        await db.execute("PRAGMA foreign_keys = ON")
+        if version < SCHEMA_VERSION:
+            await self._migrate()
+
+    async def _user_version(self) -> int:
+        rows = await self._db.execute_fetchall("PRAGMA user_version")
+        return int(list(rows)[0][0])
+
+    async def _migrate(self) -> None:
+        db = self._db
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = await self._user_version()
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[target]:
+                    await db.execute(statement)
+                await db.execute(f"PRAGMA user_version = {target}")
+            await db.execute("COMMIT")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._writer is not None:
+            await self._queue.join()
+            self._writer.cancel()
+            try:
+                await self._writer
+            except asyncio.CancelledError:
+                pass
+        await self._db.close()
+
+    # -- writing ---------------------------------------------------------------
+
+    def add_commit_hook(self, hook: CommitHook) -> None:
+        """Called after each commit with the new events in id order, before writers resume."""
+        self._hooks.append(hook)
+
+    async def write(self, batch: WriteBatch) -> list[Event]:
+        """Commit a batch atomically; returns its events with their ids."""
+        if self._closed:
+            raise StoreError("the database is closed")
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((batch, future))
+        return await future
+
+    async def append(self, agent_id: str, kind: str, payload: dict) -> Event:
+        batch = WriteBatch()
+        batch.add(agent_id, kind, payload)
+        return (await self.write(batch))[0]
+
+    async def _write_loop(self) -> None:
+        while True:
+            group = [await self._queue.get()]
+            while not self._queue.empty():
+                group.append(self._queue.get_nowait())
+            try:
+                await self._commit_group(group)
+            finally:
+                for _ in group:
+                    self._queue.task_done()
+
+    async def _commit_group(self, group: list[tuple[WriteBatch, asyncio.Future]]) -> None:
+        live = [(b, f) for b, f in group if not f.cancelled()]
+        if not live:
+            return
+        try:
+            results = await self._commit([b for b, _ in live])
+        except Exception as exc:
+            if len(live) > 1:
+                # One bad batch must not fail the others: retry them one by one.
+                for item in live:
+                    await self._commit_group([item])
+            elif not live[0][1].done():
+                live[0][1].set_exception(exc)
+            return
+        for (_, future), events in zip(live, results):
+            if not future.done():
+                future.set_result(events)
+
+    async def _commit(self, batches: list[WriteBatch]) -> list[list[Event]]:
+        db = self._db
+        now = time.time()
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            rows = await db.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM events")
+            next_id = int(list(rows)[0][0]) + 1
+            # Ids are assigned here, under the write lock, so a batch can refer to its own
+            # earlier events (EventRef) in payloads and in agents.fork_event_id.
+            agents: list[AgentRecord] = []
+            results: list[list[Event]] = []
+            params: list[tuple] = []
+            for batch in batches:
+                first = next_id
+                agents.extend(_resolve_agent(a, first, now) for a in batch.new_agents)
+                events = []
+                for ev in batch.events:
+                    payload = _resolve_refs(ev.payload, first)
+                    events.append(Event(next_id, ev.agent_id, ev.kind, payload, now))
+                    params.append((next_id, ev.agent_id, ev.kind, _dumps(payload), now))
+                    next_id += 1
+                results.append(events)
+            if agents:
+                await db.executemany(
+                    f"INSERT INTO agents ({_AGENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [_agent_params(a) for a in agents],
+                )
+            if params:
+                await db.executemany(
+                    "INSERT INTO events (id, agent_id, kind, payload, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    params,
+                )
+            updates = [u for b in batches for u in b.agent_updates]
+            for agent_id, column, value in updates:
+                if column not in _UPDATABLE:
+                    raise ValueError(f"agents.{column} cannot be updated")
+                await db.execute(f"UPDATE agents SET {column} = ? WHERE id = ?", (value, agent_id))
+            await db.execute("COMMIT")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+        flat = [e for events in results for e in events]
+        for hook in self._hooks:
+            hook(flat, agents, updates)
+        return results
+
+    # -- reading ---------------------------------------------------------------
+
+    async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
+        """One agent's events in log order, decoded; only ids below `upto` when given."""
+        if upto is None:
+            rows = await self._db.execute_fetchall(
+                "SELECT id, kind, payload FROM events WHERE agent_id = ? ORDER BY id",
+                (agent_id,),
+            )
+        else:
+            rows = await self._db.execute_fetchall(
+                "SELECT id, kind, payload FROM events WHERE agent_id = ? AND id < ? ORDER BY id",
+                (agent_id, upto),
+            )
+        loads = json.loads
+        return [(i, k, loads(p)) for i, k, p in rows]
+
+    async def events(
+        self, agent_id: str | None = None, *, after: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        sql = "SELECT id, agent_id, kind, payload, created_at FROM events WHERE id > ?"
+        params: list[Any] = [after]
+        if agent_id is not None:
+            sql += " AND agent_id = ?"
+            params.append(agent_id)
+        sql += " ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = await self._db.execute_fetchall(sql, params)
+        return [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
+
+    async def agents(self) -> list[AgentRecord]:
+        rows = await self._db.execute_fetchall(
+            f"SELECT {_AGENT_COLUMNS} FROM agents ORDER BY created_at, rowid"
+        )
+        return [AgentRecord(*r) for r in rows]
+
+    async def count_events(self) -> int:
+        rows = await self._db.execute_fetchall("SELECT COUNT(*) FROM events")
+        return int(list(rows)[0][0])
+
+    async def max_event_id(self) -> int:
+        rows = await self._db.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM events")
+        return int(list(rows)[0][0])
+
+    async def search(self, query: str, ids: Iterable[str], limit: int = 50) -> list[Event]:
+        """Full-text search over the messages of the given agents, best match first."""
+        agent_ids = list(ids)
+        marks = ",".join("?" for _ in agent_ids)
+        rows = await self._db.execute_fetchall(
+            "SELECT e.id, e.agent_id, e.kind, e.payload, e.created_at FROM message_fts f "
+            f"JOIN events e ON e.id = f.rowid WHERE message_fts MATCH ? AND e.agent_id IN ({marks}) "
+            "ORDER BY bm25(message_fts) LIMIT ?",
+            [query, *agent_ids, limit],
+        )
+        return [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
+
+    async def integrity_check(self) -> str:
+        rows = await self._db.execute_fetchall("PRAGMA integrity_check")
+        return str(list(rows)[0][0])
+
+
+def _agent_params(agent: AgentRecord) -> tuple:
+    return (
+        agent.id, agent.parent_id, agent.name, agent.model, agent.status,
+        agent.created_at, agent.fork_event_id, agent.budget,
+    )
+
+
+def _resolve_agent(agent: AgentRecord, first_id: int, now: float) -> AgentRecord:
+    fork = agent.fork_event_id
+    if isinstance(fork, EventRef):
+        fork = first_id + fork.index
+    return AgentRecord(
+        agent.id, agent.parent_id, agent.name, agent.model, agent.status,
+        agent.created_at or now, fork, agent.budget,
+    )
+
+
+def _resolve_refs(payload: dict, first_id: int) -> dict:
+    if not any(isinstance(v, EventRef) for v in payload.values()):
+        return payload
+    return {k: (first_id + v.index if isinstance(v, EventRef) else v) for k, v in payload.items()}
+

@@ -1,0 +1,1 @@
+"""The provider boundary: the only package that may import litellm (lazily)."""

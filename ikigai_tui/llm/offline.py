@@ -1,0 +1,81 @@
+"""The built-in offline model: deterministic replies, no key, no network.
+
+It answers by describing what it can see, so every context command has a visible
+effect without a provider. A line of the user's message of the form
+`@slash COMMAND ARGS` makes it call the `slash` tool, which lets the LLM side of the
+command registry be used and tested offline too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from ikigai_tui.core.provider import Request, StreamEvent, TextDelta, ToolCall, Usage
+
+SNIPPET = 80
+
+
+def _snippet(text: str) -> str:
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= SNIPPET else line[: SNIPPET - 1] + "…"
+
+
+def _tokens(text: str) -> int:
+    return max(1, (len(text.encode("utf-8")) + 3) // 4)
+
+
+def respond(request: Request) -> tuple[str, list[ToolCall]]:
+    """The reply to a request: text and tool calls, a pure function of the request."""
+    messages = request.messages
+    last = messages[-1] if messages else {"role": "user", "content": ""}
+    if last["role"] == "tool":
+        results = []
+        for m in reversed(messages):
+            if m["role"] != "tool":
+                break
+            results.append(_snippet(m["content"]))
+        return "Tool results: " + " | ".join(reversed(results)), []
+    content = str(last.get("content") or "")
+    calls = []
+    for i, line in enumerate(content.splitlines()):
+        if line.startswith("@slash "):
+            command, _, args = line[len("@slash "):].strip().partition(" ")
+            calls.append(ToolCall(f"call_{len(messages)}_{i}", "slash",
+                                  json.dumps({"command": command, "args": args.strip()})))
+    if calls:
+        return "", calls
+    users = [m for m in messages if m["role"] == "user"]
+    first = _snippet(messages[0].get("content")) if messages else ""
+    text = (
+        f'Offline model here. You said: "{_snippet(content)}". '
+        f"I can see {len(messages)} message{'s' if len(messages) != 1 else ''} "
+        f"({len(users)} from you); the first reads: \"{first}\"."
+    )
+    return text, []
+
+
+class OfflineProvider:
+    """Streams `respond()` word by word, with an optional delay between words."""
+
+    offline = True
+
+    def __init__(self, model: str = "offline", delay: float = 0.0) -> None:
+        self.model = model
+        self.delay = delay
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        text, calls = respond(request)
+        words = text.split(" ") if text else []
+        for i, word in enumerate(words):
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            else:
+                await asyncio.sleep(0)
+            yield TextDelta(word if i == len(words) - 1 else word + " ")
+        for call in calls:
+            yield call
+        sent = json.dumps({"system": request.system, "messages": request.messages,
+                           "tools": request.tools})
+        yield Usage(_tokens(sent), _tokens(text) if text else 1)

@@ -1,0 +1,32 @@
+"""Builds a running session from settings: shared by the CLI, the TUI and the tests."""
+
+from __future__ import annotations
+
+from ikigai_tui.config import Config
+from ikigai_tui.core.session import Session, SessionSettings
+from ikigai_tui.core.store import Store
+from ikigai_tui.llm.providers import OFFLINE, Providers
+
+
+def default_model(config: Config) -> str:
+    return config.model or OFFLINE
+
+
+async def open_session(config: Config, *, create: bool = True) -> Session:
+    """Open (or, with create, make) the database and the session over it."""
+    store = await Store.open(config.db, create=create)
+    providers = Providers(offline_delay=config.offline_delay)
+    settings = SessionSettings(model=default_model(config), budget=config.budget,
+                               system_prompt=config.system_prompt)
+    try:
+        if config.model:
+            providers.check(config.model)
+        return await Session.open(store, providers, settings, create_root=create)
+    except BaseException:
+        await store.close()
+        raise
+
+
+async def close_session(session: Session) -> None:
+    await session.close()
+    await session.store.close()

@@ -1,0 +1,64 @@
+"""Shared fixtures. Tests never read the developer's config or data, nor touch the network."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ikigai_tui.core.session import Session, SessionSettings
+from ikigai_tui.core.store import Store
+from ikigai_tui.llm.providers import Providers
+
+# Read by Textual at import: unset before any test imports it (see STACK.md).
+for _name in ("NO_COLOR", "TEXTUAL_THEME"):
+    os.environ.pop(_name, None)
+
+_PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    for name in list(os.environ):
+        if name.startswith("IKIGAI_") or name in _PROVIDER_KEYS:
+            monkeypatch.delenv(name, raising=False)
+    yield
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "ikigai.db"
+
+
+@pytest.fixture
+async def session(db_path):
+    """A session over a fresh database, with the root agent, on the offline model."""
+    store = await Store.open(db_path)
+    sess = await Session.open(store, Providers(), SessionSettings())
+    yield sess
+    await sess.close()
+    await store.close()
+
+
+def run_ikigai(*args: str, input: str | None = None, env: dict | None = None,
+               timeout: float = 60) -> subprocess.CompletedProcess:
+    """The real `ikigai` command line in a fresh interpreter."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "ikigai_tui", *args], input=input, capture_output=True,
+        text=True, env=full_env, timeout=timeout,
+    )
+
+
+@pytest.fixture
+def ikigai():
+    return run_ikigai
