@@ -98,8 +98,10 @@ async def run(args: argparse.Namespace, config: Config, *, interactive: bool = F
     try:
         agent = session.tree.resolve(args.agent) if getattr(args, "agent", None) else session.tree.root
         assert agent is not None
-        if config.model and session.model_of(agent) != config.model:
-            await session.command(agent.id, f"/model {config.model}")
+        # An explicit --model switches this agent (recorded, like /model); the config
+        # file and IKIGAI_MODEL only choose the model of a new database's root.
+        if args.model and session.model_of(agent) != args.model:
+            await session.command(agent.id, f"/model {args.model}")
         printer = Printer(session, agent.id, sys.stdout, sys.stderr)
         session.listeners.append(printer)
         tty = sys.stdin.isatty() and getattr(args, "script", None) is None

@@ -77,6 +77,14 @@ class ArgReader:
         found = _scan(self.text, self.pos)
         return None if found is None else found[0]
 
+    def peek_word(self) -> str | None:
+        """The next token if it scans cleanly; None at the end or where free text begins
+        (an apostrophe in prose is not an unbalanced quote)."""
+        try:
+            return self.peek()
+        except UsageError:
+            return None
+
     def take(self) -> str | None:
         found = _scan(self.text, self.pos)
         if found is None:

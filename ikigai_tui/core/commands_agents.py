@@ -15,7 +15,7 @@ _AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,31}$")
 
 def _fork_options(c: Invocation, opts: dict[str, str]) -> bool:
     """Read --model/--name options into opts; True when `--` ended them."""
-    while (token := c.args.peek()) is not None and token.startswith("--"):
+    while (token := c.args.peek_word()) is not None and token.startswith("--"):
         c.args.take()
         if token == "--":
             return True
@@ -42,7 +42,7 @@ async def fork(c: Invocation) -> CommandResult:
     opts: dict[str, str] = {}
     ended = _fork_options(c, opts)
     mark = None
-    first = None if ended else c.args.peek()
+    first = None if ended else c.args.peek_word()
     if first is not None and (r.find_mark(first) or first in r.mark_names_seen
                               or re.fullmatch(r"#\d+", first)):
         c.args.take()

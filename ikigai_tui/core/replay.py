@@ -74,7 +74,10 @@ class Replayer:
 
     @classmethod
     def from_rows(cls, rows: list[EventRow], base: Snapshot = EMPTY) -> Replayer:
-        """Replay a whole log in one pass (undo targets are collected first)."""
+        """Replay a whole log in one pass (undo targets are collected first).
+
+        Takes ownership of `rows`: it becomes the history later `apply` calls extend.
+        """
         r = cls(base)
         undone = r.undone
         ops = r.ops
@@ -298,7 +301,11 @@ class Replayer:
         """The state a child inherits: whole, or only the messages after a mark."""
         items = self.ctx.items()
         if after_mark is not None:
-            entries = tuple((k, e) for k, e in items if e[0] > after_mark)
+            kept = {k for k, e in items if e[0] > after_mark}
+            # A mark set between a tool call and its result must not hand the child a
+            # result without its call.
+            entries = tuple((k, e) for k, e in items if k in kept and not (
+                e[1] == "tool_result" and e[2].get("call_event") not in kept))
         else:
             entries = tuple(items)
         present = {k for k, _ in entries}

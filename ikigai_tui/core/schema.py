@@ -32,6 +32,8 @@ MIGRATIONS: dict[int, list[str]] = {
             created_at REAL NOT NULL
         )""",
         "CREATE INDEX events_agent ON events(agent_id)",
+        # Small: serves the unread-mail counts without scanning the log.
+        "CREATE INDEX events_mail ON events(agent_id, kind) WHERE kind IN ('mail', 'mail_read')",
         # The log is append-only: refuse edits at the database level too.
         """CREATE TRIGGER events_immutable_update BEFORE UPDATE ON events
            BEGIN SELECT RAISE(ABORT, 'events are immutable'); END""",

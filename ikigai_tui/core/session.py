@@ -40,6 +40,7 @@ class Session:
         self.tree = AgentTree()
         self.listeners: list[Callable[[Notice], None]] = []
         self._loading: dict[str, list[Event]] = {}
+        self._loaded: dict[str, asyncio.Future] = {}
         self._inherit: dict[str, Snapshot] = {}
         store.add_commit_hook(self._on_commit)
 
@@ -51,6 +52,9 @@ class Session:
         session = cls(store, providers, settings)
         for rec in await store.agents():
             session.tree.add(AgentRuntime.from_record(rec))
+        for agent_id, count in (await store.unread_counts()).items():
+            if agent_id in session.tree:
+                session.tree[agent_id].unread = count
         if session.tree.root is None and create_root:
             await session._create_root()
         return session
@@ -81,11 +85,11 @@ class Session:
         agent = self.tree[agent_id]
         if agent.replayer is not None:
             return agent.replayer
-        if agent_id in self._loading:
-            while agent.replayer is None:
-                await asyncio.sleep(0)
-            return agent.replayer
+        if agent_id in self._loaded:  # another caller is loading it
+            return await asyncio.shield(self._loaded[agent_id])
+        # Events committed while the log is read are buffered, then applied if newer.
         self._loading[agent_id] = []
+        done = self._loaded[agent_id] = asyncio.get_running_loop().create_future()
         try:
             replayer = await self._load(agent_id)
             last = replayer.history[-1][0] if replayer.history else 0
@@ -94,8 +98,14 @@ class Session:
                     replayer.apply(event.row)
             agent.replayer = replayer
             agent.unread = len(replayer.unread)
+            done.set_result(replayer)
+        except BaseException as exc:
+            done.set_exception(exc)
+            done.exception()  # retrieved: waiters re-raise it, nobody else must
+            raise
         finally:
             del self._loading[agent_id]
+            del self._loaded[agent_id]
         return replayer
 
     async def _load(self, agent_id: str) -> Replayer:
@@ -169,6 +179,8 @@ class Session:
         if source == "llm" and not spec.llm:
             raise CommandError(f"/{spec.name} is for the human only")
         agent = self.tree[agent_id]
+        if agent.dead and spec.name not in READ_ONLY:
+            raise self._dead_error(agent_id)
         replayer = await self.replayer(agent_id)
         inv = Invocation(self, agent, replayer, source, spec, ArgReader(parsed.args))
         record = {"text": parsed.text, "source": source}
@@ -177,9 +189,8 @@ class Session:
             result = await spec.handler(inv)
         except UsageError as exc:
             raise CommandError(f"{exc}. Usage: {spec.usage}") from exc
-        if agent.dead and spec.name not in READ_ONLY and len(inv.batch.events) > 1:
-            raise CommandError(f"agent {self.tree.label(agent_id)} is dead; its history is "
-                               "readable but it cannot change")
+        if agent.dead and len(inv.batch.events) > 1:  # e.g. /model NAME on a dead agent
+            raise self._dead_error(agent_id)
         if spec.deferred and source == "llm" and agent.in_turn:
             agent.deferred.append(parsed.text)
             return CommandResult([f"Accepted; applied when this turn ends: {' '.join(result.lines)}"])
@@ -188,6 +199,10 @@ class Session:
         for callback in inv.after_commit:
             callback()
         return result
+
+    def _dead_error(self, agent_id: str) -> CommandError:
+        return CommandError(f"agent {self.tree.label(agent_id)} is dead; its history is "
+                            "readable but it cannot change")
 
     async def say(self, agent_id: str, text: str) -> asyncio.Task:
         """Commit a user message, then start the agent's turn; returns the turn's task."""

@@ -11,11 +11,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import logging
+
 import aiosqlite
 
 from ikigai_tui.core.events import AgentRecord, Event, EventRef, EventRow, WriteBatch
 from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
 
+log = logging.getLogger(__name__)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id, budget"
 _UPDATABLE = {"status", "model", "name"}
@@ -221,7 +224,12 @@ class Store:
             raise
         flat = [e for events in results for e in events]
         for hook in self._hooks:
-            hook(flat, agents, updates)
+            # The transaction is committed: a failing hook must never make the caller
+            # think otherwise (a retry would write the batch twice).
+            try:
+                hook(flat, agents, updates)
+            except Exception:
+                log.exception("commit hook failed")
         return results
 
     # -- reading ---------------------------------------------------------------
@@ -261,6 +269,15 @@ class Store:
             f"SELECT {_AGENT_COLUMNS} FROM agents ORDER BY created_at, rowid"
         )
         return [AgentRecord(*r) for r in rows]
+
+    async def unread_counts(self) -> dict[str, int]:
+        """Unread mail per agent: mails received minus mails read (each is read once)."""
+        rows = await self._db.execute_fetchall(
+            "SELECT agent_id, SUM(CASE kind WHEN 'mail' THEN 1 "
+            "ELSE -json_array_length(payload, '$.ids') END) "
+            "FROM events WHERE kind IN ('mail', 'mail_read') GROUP BY agent_id"
+        )
+        return {agent_id: int(n) for agent_id, n in rows if n}
 
     async def count_events(self) -> int:
         rows = await self._db.execute_fetchall("SELECT COUNT(*) FROM events")

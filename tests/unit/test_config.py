@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+
+from ikigai_tui.config import DEFAULT_BUDGET, ConfigError, load
+
+
+def test_defaults_without_file_or_environment(tmp_path):
+    cfg = load(config_path=str(tmp_path / "none.toml"), env={})
+    assert cfg.model is None
+    assert cfg.budget == DEFAULT_BUDGET
+    assert cfg.db.name == "ikigai.db"
+
+
+def test_file_then_environment_then_flags(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text('db = "/from/file.db"\nmodel = "file-model"\nsliding_context_tokens = 5000\n')
+    cfg = load(config_path=str(path), env={})
+    assert (str(cfg.db), cfg.model, cfg.budget) == ("/from/file.db", "file-model", 5000)
+    env = {"IKIGAI_DB": "/from/env.db", "IKIGAI_MODEL": "env-model",
+           "IKIGAI_SLIDING_CONTEXT_TOKENS": "0"}
+    cfg = load(config_path=str(path), env=env)
+    assert (str(cfg.db), cfg.model, cfg.budget) == ("/from/env.db", "env-model", 0)
+    cfg = load(config_path=str(path), env=env, db="/from/flag.db", model="flag-model")
+    assert (str(cfg.db), cfg.model) == ("/from/flag.db", "flag-model")
+
+
+def test_config_path_from_environment(tmp_path):
+    path = tmp_path / "elsewhere.toml"
+    path.write_text('model = "x"\n')
+    assert load(env={"IKIGAI_CONFIG": str(path)}).model == "x"
+
+
+def test_per_model_api_base(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[models."openai/gpt-4o"]\napi_base = "http://127.0.0.1:9/v1"\n')
+    assert load(config_path=str(path), env={}).model_api_bases == {
+        "openai/gpt-4o": "http://127.0.0.1:9/v1"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('model = "a"\n\nsliding_context_tokens = "lots"\n', ["line 3", "sliding_context_tokens"]),
+    ('model = "a"\ncolour = "blue"\n', ["line 2", "unknown key 'colour'"]),
+    ('model = \n', ["line 1"]),
+    ('sliding_context_tokens = -5\n', ["line 1", "0 or more"]),
+    ('[models."m"]\nbase = "x"\n', ["line 2", "unknown key 'base'"]),
+])
+def test_bad_file_names_file_line_and_key(tmp_path, text, expected):
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load(config_path=str(path), env={})
+    message = str(err.value)
+    assert str(path) in message and "\n" not in message
+    for part in expected:
+        assert part in message
+
+
+def test_bad_environment_value_names_the_variable(tmp_path):
+    with pytest.raises(ConfigError, match="IKIGAI_SLIDING_CONTEXT_TOKENS"):
+        load(config_path=str(tmp_path / "x.toml"), env={"IKIGAI_SLIDING_CONTEXT_TOKENS": "many"})
+
+
+def test_cli_reports_bad_config_in_one_line(tmp_path, ikigai):
+    path = tmp_path / "config.toml"
+    path.write_text('colour = "blue"\n')
+    db = tmp_path / "x.db"
+    out = ikigai("--config", str(path), "--db", str(db), "run", input="hello\n")
+    assert out.returncode == 1
+    assert out.stderr.startswith("Error: ") and "colour" in out.stderr and "line 1" in out.stderr
+    assert not db.exists()
