@@ -13,7 +13,9 @@ including the first fork, the child's up to and including the second, and all of
 grandchild's. The parents' rows after their fork are extra (about 5% of n each).
 
 The rows go through the real write path (Store.write, 10,000 events per batch) into a
-schema created by Store.open, so ids are contiguous from 1 and created_at is set.
+schema created by Store.open, so ids are contiguous from 1 and created_at is set. A cached
+log is keyed by n, GEN_VERSION and a hash of the product's migrations: a schema change
+regenerates it. Bump GEN_VERSION whenever what this module writes changes.
 
 An independent model of the replay rules (below, not the product's Replayer) tracks each
 agent's context while generating: it picks valid rewind targets and filter ids, and it
@@ -33,9 +35,10 @@ import uuid
 from pathlib import Path
 
 from ikigai_tui.core.events import AgentRecord, WriteBatch
+from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
 from ikigai_tui.core.store import Store
 
-GEN_VERSION = 1
+GEN_VERSION = 4
 DATA = Path(__file__).resolve().parent / "data"
 BATCH = 10_000
 EXTRA = 0.05  # each parent's rows after its fork, as a share of n
@@ -43,12 +46,37 @@ SHARES = (0.40, 0.30)  # root's and child's share of n (the grandchild has the r
 MARK_NAMES = ("plan", "draft", "tests", "review", "spike", "fix", "ok", "before-refactor")
 
 
+def schema_tag() -> str:
+    """Changes whenever the product's schema does, so a cached log is never stale."""
+    text = json.dumps([SCHEMA_VERSION, MIGRATIONS], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def cache_key(n: int) -> str:
+    return f"log-{n}-v{GEN_VERSION}-s{schema_tag()}"
+
+
 def db_path(n: int) -> Path:
-    return DATA / f"log-{n}-v{GEN_VERSION}.db"
+    return DATA / f"{cache_key(n)}.db"
 
 
 def meta_path(n: int) -> Path:
-    return DATA / f"log-{n}-v{GEN_VERSION}.json"
+    return DATA / f"{cache_key(n)}.json"
+
+
+def id_ranges(ids: list[int]) -> str:
+    """[3, 5, 6, 7] -> "3,5-7": how a user would type the list."""
+    parts, start, prev = [], None, None
+    for i in ids:
+        if start is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = i
+    if start is not None:
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+    return ",".join(parts)
 
 
 def ctx_digest(ids) -> str:
@@ -104,7 +132,10 @@ class Model:
 
     def child(self, after_mark: int | None) -> Model:
         m = Model()
-        m.ctx = {k: v for k, v in self.ctx.items() if after_mark is None or k > after_mark}
+        kept = {k for k in self.ctx if after_mark is None or k > after_mark}
+        # A tool result whose call is before the mark is not inherited.
+        m.ctx = {k: v for k, v in self.ctx.items() if k in kept
+                 and not (v == "tool_result" and self.call_of[k] not in kept)}
         m.call_of = {r: c for r, c in self.call_of.items() if r in m.ctx}
         m.result_of = {c: r for c, r in self.result_of.items() if c in m.ctx and r in m.ctx}
         m.msg_ids = list(m.ctx)
@@ -155,6 +186,9 @@ class Model:
             del self.ctx[i]
 
     def sample_ids(self, rng: random.Random, k: int) -> list[int]:
+        """Up to k distinct ids drawn uniformly from the context."""
+        if len(self.msg_ids) > 4 * len(self.ctx) + 64:
+            self.msg_ids = list(self.ctx)  # amortised: keeps the hit rate above 1/4
         found: set[int] = set()
         for _ in range(8 * k):
             i = self.msg_ids[rng.randrange(len(self.msg_ids))] if self.msg_ids else None
@@ -176,10 +210,8 @@ class Generator:
         self.next_id = 1
         self.batch = WriteBatch()
         self.written = 0
-        self.payload_bytes = 0
         self.rows: dict[str, int] = {}
         self.models: dict[str, Model] = {}
-        self.batches_pending = 0
 
     def new_id(self) -> str:
         return uuid.UUID(int=self.rng.getrandbits(128)).hex
@@ -209,18 +241,20 @@ class Generator:
     # One step: a turn or a command, never more than `room` rows.
     def step(self, agent: str, room: int) -> None:
         m, rng, t = self.models[agent], self.rng, self.texts
-        x = rng.random()
-        if room >= 2:
-            if x < 0.05:
-                name = rng.choice(MARK_NAMES)
-                self.command(agent, f"/mark {name}", f"Checkpoint '{name}' created.")
-                m.mark(self.add(agent, "mark", {"name": name}), name)
-                return
-            if x < 0.08:
-                self.command(agent, "/mark", "Checkpoint created.")
-                m.mark(self.add(agent, "mark", {"name": None}), None)
-                return
-            if x < 0.095 and m.marks:
+        # Shares of the steps (the rest are turns); a command whose precondition does not
+        # hold (no mark to rewind to, empty context) becomes a turn.
+        x = rng.random() if room >= 2 else 1.0
+        if x < 0.05:
+            name = rng.choice(MARK_NAMES)
+            self.command(agent, f"/mark {name}", f"Checkpoint '{name}' created.")
+            m.mark(self.add(agent, "mark", {"name": name}), name)
+            return
+        if x < 0.08:
+            self.command(agent, "/mark", "Checkpoint created.")
+            m.mark(self.add(agent, "mark", {"name": None}), None)
+            return
+        if x < 0.095:
+            if m.marks:
                 valid = list(m.marks.items())
                 y = rng.random()
                 if y < 0.7:
@@ -235,26 +269,27 @@ class Generator:
                 self.add(agent, "rewind", {"mark": name, "mark_event": target})
                 m.rewind(target)
                 return
-            if x < 0.12:
-                ids = m.sample_ids(rng, rng.randint(1, 4))
-                if ids:
-                    listed = ",".join(map(str, ids))
-                    self.command(agent, f"/forget --ids {listed}", f"Forgot {len(ids)} messages.")
-                    self.add(agent, "filter", {"mode": "forget", "ids": ids})
-                    m.drop(set(ids))
-                    return
-            if x < 0.1201 and m.ctx:
+        elif x < 0.12:
+            ids = m.sample_ids(rng, rng.randint(1, 4))
+            if ids:
+                listed = id_ranges(ids)
+                self.command(agent, f"/forget --ids {listed}", f"Forgot {len(ids)} messages.")
+                self.add(agent, "filter", {"mode": "forget", "ids": ids})
+                m.drop(set(ids))
+                return
+        elif x < 0.1201:
+            if m.ctx:
                 keep = [i for _, i in zip(range(rng.randint(500, 3000)), reversed(m.ctx))]
                 keep = sorted(set(keep) | set(m.sample_ids(rng, 5)))
-                listed = ",".join(map(str, keep))
+                listed = id_ranges(keep)
                 self.command(agent, f"/remember --ids {listed}", f"Kept {len(keep)} messages.")
                 self.add(agent, "filter", {"mode": "remember", "ids": keep})
                 keep_set = set(keep)
                 m.drop({i for i in m.ctx if i not in keep_set})
                 return
-            if x < 0.14:
-                self.command(agent, rng.choice(["/context", "/marks", "/agents"]), "ok")
-                return
+        elif x < 0.14:
+            self.command(agent, rng.choice(["/context", "/marks", "/agents"]), "ok")
+            return
         # A turn: user, then maybe tool rounds, then the answer.
         m.message(self.add(agent, "user", {"content": t.pick(t.user)}), "user")
         left = room - 1
@@ -299,7 +334,7 @@ class Generator:
                     self.step(a, 1_000_000)
             await self.flush()
 
-    def fork(self, parent: str, child: str, mark: tuple[str, int] | None, model_budget) -> int:
+    def fork(self, parent: str, child: str, mark: tuple[str, int] | None) -> int:
         """What /fork writes: parent's command + fork, the child record, the child's fork."""
         label, mark_event = mark if mark else (None, None)
         self.command(parent, f"/fork {label or ''}".strip(), f"Forked. Child: {child[:6]}")
@@ -328,7 +363,7 @@ async def _generate(n: int, path: Path, seed: int) -> dict:
         extra = int(n * EXTRA)
         # The root alone, then its fork (2 rows of the root's are the /fork itself).
         await g.run_until(root, n_root - 2, {})
-        fork1 = g.fork(root, child, None, None)
+        fork1 = g.fork(root, child, None)
         # The child and, alongside, the root; the child forks from its earliest valid mark.
         await g.run_until(child, n_child - 2, {root: extra})
         cm = g.models[child]
@@ -337,7 +372,7 @@ async def _generate(n: int, path: Path, seed: int) -> dict:
             mark = (key if isinstance(key, str) else f"#{ev}", ev)
         else:
             mark = None
-        fork2 = g.fork(child, grand, mark, None)
+        fork2 = g.fork(child, grand, mark)
         # The grandchild (its fork row counts) and, alongside, the child.
         await g.run_until(grand, n_grand, {child: extra})
         await g.flush(force=True)
@@ -366,6 +401,9 @@ def ensure(n: int, seed: int = 20240601, log=print) -> dict:
     if path.exists() and meta.exists():
         return json.loads(meta.read_text())
     DATA.mkdir(parents=True, exist_ok=True)
+    for stale in DATA.glob(f"log-{n}-v*"):  # other generator or schema versions
+        if not stale.name.startswith(f"{cache_key(n)}."):
+            stale.unlink()
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         p.unlink(missing_ok=True)
@@ -386,4 +424,4 @@ if __name__ == "__main__":
     import sys
 
     for arg in sys.argv[1:] or ["100000"]:
-        print(ensure(int(arg)))
+        ensure(int(arg))

@@ -13,7 +13,8 @@ Each figure is one line, `name: measured (goal) ok|miss   [details]`:
 
 Both sides of a ratio are timed in this process, interleaved, after one untimed warm-up
 (which also fills the OS cache); each figure is a ratio of medians. The databases are
-generated once by benchmarks/gen.py and cached in benchmarks/data/ (gitignored); appends
+generated once by benchmarks/gen.py (in a child process) and cached in benchmarks/data/
+(gitignored), keyed by size, generator version and schema; appends
 run on a temporary copy so the cache is never changed. The run exits 0 even when a
 figure misses: the report is the product.
 
@@ -35,6 +36,7 @@ import pstats
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -64,23 +66,58 @@ def line(name: str, value: float, goal: float, unit_goal: str, details: str) -> 
 # -- open ------------------------------------------------------------------------------
 
 
-async def open_once(path: Path, agent: str) -> tuple[float, list[int]]:
-    """A fresh open of the agent, as the program does it; returns (seconds, context ids)."""
+class GcClock:
+    """Time spent in the cyclic garbage collector while `on`."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.total = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._start = perf()
+        else:
+            self.total += perf() - self._start
+
+    def start(self) -> None:
+        self.total, self.on = 0.0, True
+
+    def stop(self) -> float:
+        self.on = False
+        return self.total
+
+
+GC = GcClock()
+
+
+async def open_once(path: Path, agent: str) -> tuple[float, float, list[int]]:
+    """A fresh open of the agent, as the program does it: (seconds, gc seconds, context ids)."""
     gc.collect()
+    GC.start()
     t0 = perf()
     store = await Store.open(path, create=False)
     session = await Session.open(store, Providers(), SessionSettings(), create_root=False)
     replayer = await session.replayer(agent)
     elapsed = perf() - t0
+    in_gc = GC.stop()
     ids = list(replayer.ctx)
     await store.close()
     del session, replayer, store
-    return elapsed, ids
+    return elapsed, in_gc, ids
 
 
-async def floor_once(path: Path, lineage: list) -> tuple[float, int]:
-    """The same rows by plain SELECTs on an aiosqlite connection, json-decoded."""
+async def floor_once(path: Path, lineage: list) -> tuple[float, float, int]:
+    """The same rows by plain SELECTs on an aiosqlite connection, json-decoded.
+
+    With the cyclic collector paused, as the program's own load does: the floor is the
+    best a plain read can do, so the ratio measures replay, not a GC setting."""
     gc.collect()
+    GC.start()
+    gc.disable()
     t0 = perf()
     db = await aiosqlite.connect(path, isolation_level=None)
     loads = json.loads
@@ -95,51 +132,69 @@ async def floor_once(path: Path, lineage: list) -> tuple[float, int]:
                 (agent, upto))
         decoded.append([(i, k, loads(p)) for i, k, p in rows])
     elapsed = perf() - t0
+    gc.enable()
+    in_gc = GC.stop()
     count = sum(map(len, decoded))
     await db.close()
     del decoded
-    return elapsed, count
+    return elapsed, in_gc, count
 
 
-async def measure_open(info: dict, reps: int) -> dict:
+async def warm_and_check(info: dict) -> list[str]:
+    """Untimed: fills the OS cache, and checks both sides read what they should."""
     path = gen.db_path(info["n"])
-    grand = info["agents"]["grandchild"]
-    lineage = info["lineage"]
-    # Warm-up (untimed): fills the OS cache, and checks both sides read what they should.
-    _, ids = await open_once(path, grand)
-    _, count = await floor_once(path, lineage)
+    _, _, ids = await open_once(path, info["agents"]["grandchild"])
+    _, _, count = await floor_once(path, info["lineage"])
     problems = []
     if count != info["n"]:
         problems.append(f"floor read {count} rows, expected {info['n']}")
     if len(ids) != info["expected_ctx_len"] or gen.ctx_digest(ids) != info["expected_ctx_digest"]:
-        problems.append(f"context of {len(ids)} entries differs from the generator's model "
-                        f"({info['expected_ctx_len']} entries)")
-    opens, floors = [], []
-    for rep in range(reps):
-        # Alternate which side goes first, so drift does not favour one.
-        if rep % 2 == 0:
-            opens.append((await open_once(path, grand))[0])
-            floors.append((await floor_once(path, lineage))[0])
-        else:
-            floors.append((await floor_once(path, lineage))[0])
-            opens.append((await open_once(path, grand))[0])
-    return {"open": statistics.median(opens), "floor": statistics.median(floors),
-            "opens": opens, "floors": floors, "ctx": len(ids), "problems": problems}
+        problems.append(f"{info['n']:,}: context of {len(ids)} entries differs from the "
+                        f"generator's model ({info['expected_ctx_len']} entries)")
+    return problems
+
+
+async def measure_opens(plan: list[tuple[dict, int]]) -> dict[int, dict]:
+    """Open and floor of each size, all interleaved: every round runs one open/floor pair
+    per size still due (alternating which side goes first), the fewer repetitions of a
+    size spread evenly over the rounds."""
+    rounds = max(reps for _, reps in plan)
+    samples = {info["n"]: {"open": [], "floor": [], "open_gc": [], "floor_gc": []}
+               for info, _ in plan}
+    for r in range(rounds):
+        for info, reps in plan:
+            due = {round(k * rounds / reps) for k in range(reps)}
+            if r not in due:
+                continue
+            path, s = gen.db_path(info["n"]), samples[info["n"]]
+            sides = ["open", "floor"] if r % 2 == 0 else ["floor", "open"]
+            for side in sides:
+                if side == "open":
+                    t, g, _ = await open_once(path, info["agents"]["grandchild"])
+                else:
+                    t, g, _ = await floor_once(path, info["lineage"])
+                s[side].append(t)
+                s[side + "_gc"].append(g)
+    return {n: {k: statistics.median(v) for k, v in s.items()} | {"reps": len(s["open"])}
+            for n, s in samples.items()}
 
 
 # -- append ----------------------------------------------------------------------------
 
 
 async def measure_append(info: dict, count: int, warm: int = 20) -> dict:
+    """Median time of committing one user message: to the loaded 100,000-row agent (on a
+    copy of the cached database) and to the empty root of a fresh database, interleaved."""
     tmp = gen.DATA / f"tmp-append-{os.getpid()}"
     tmp.mkdir(parents=True, exist_ok=True)
+    stores: list[Store] = []
     try:
         big_path = tmp / "big.db"
         shutil.copyfile(gen.db_path(info["n"]), big_path)
-        big_store = await Store.open(big_path, create=False)
-        big = await Session.open(big_store, Providers(), SessionSettings(), create_root=False)
-        empty_store = await Store.open(tmp / "empty.db")
-        empty = await Session.open(empty_store, Providers(), SessionSettings())
+        stores.append(await Store.open(big_path, create=False))
+        big = await Session.open(stores[-1], Providers(), SessionSettings(), create_root=False)
+        stores.append(await Store.open(tmp / "empty.db"))
+        empty = await Session.open(stores[-1], Providers(), SessionSettings())
         big_agent = info["agents"]["grandchild"]
         empty_agent = empty.tree.root.id
         big_r = await big.replayer(big_agent)
@@ -152,7 +207,7 @@ async def measure_append(info: dict, count: int, warm: int = 20) -> dict:
             batch = WriteBatch()
             batch.add(agent, "user", {"content": text})
             t0 = perf()
-            await session.commit(batch)
+            await session.commit(batch)  # the commit hook applies it to the loaded replayer
             return perf() - t0
 
         times: dict[str, list[float]] = {"big": [], "empty": []}
@@ -168,11 +223,11 @@ async def measure_append(info: dict, count: int, warm: int = 20) -> dict:
         problems = []
         if after != (before[0] + warm + count, before[1] + warm + count):
             problems.append(f"contexts did not grow by one per append: {before} -> {after}")
-        await big_store.close()
-        await empty_store.close()
         return {"big": statistics.median(times["big"]), "empty": statistics.median(times["empty"]),
-                "problems": problems}
+                "count": count, "problems": problems}
     finally:
+        for store in stores:
+            await store.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -184,7 +239,7 @@ def profile_open(info: dict) -> str:
     prof = cProfile.Profile()
     gc.collect()
     prof.enable()
-    asyncio.run(open_once(path, info["agents"]["grandchild"]))
+    asyncio.run(open_once(path, info["agents"]["grandchild"]))  # gc.collect() runs first
     prof.disable()
     out = io.StringIO()
     stats = pstats.Stats(prof, stream=out).sort_stats("tottime")
@@ -203,6 +258,14 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def ensure(n: int) -> dict:
+    """The cached database of size n; generated in a child process when missing, so that
+    what generation leaves in this process's heap cannot skew the timings."""
+    if not (gen.db_path(n).exists() and gen.meta_path(n).exists()):
+        subprocess.run([sys.executable, str(Path(gen.__file__)), str(n)], check=True)
+    return json.loads(gen.meta_path(n).read_text())
 
 
 def describe(info: dict) -> str:
@@ -225,8 +288,9 @@ def main() -> int:
     print(f"ikigai-tui bench: {cpu_name()}, {os.cpu_count()} cores, {platform.system()} "
           f"{platform.release()}; Python {platform.python_version()}, SQLite "
           f"{sqlite3.sqlite_version}, aiosqlite {aiosqlite.__version__}", flush=True)
-    small = gen.ensure(100_000)
-    large = None if args.quick else gen.ensure(1_000_000)
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    small = ensure(100_000)
+    large = None if args.quick else ensure(1_000_000)
     for info in filter(None, (small, large)):
         print(describe(info), flush=True)
 
@@ -234,25 +298,29 @@ def main() -> int:
     lines: list[str] = []
 
     async def run() -> None:
-        m100 = await measure_open(small, args.reps_100k)
-        problems.extend(m100["problems"])
+        plan = [(small, args.reps_100k)] + ([(large, args.reps_1m)] if large else [])
+        for info, _ in plan:
+            problems.extend(await warm_and_check(info))
+        m = await measure_opens(plan)
+        a = m[small["n"]]
         lines.append(line(
-            "open_100k_vs_floor", m100["open"] / m100["floor"], OPEN_GOAL, f"{OPEN_GOAL}x",
-            f"open {m100['open']:.3f} s, floor {m100['floor']:.3f} s, median of {args.reps_100k}"))
+            "open_100k_vs_floor", a["open"] / a["floor"], OPEN_GOAL, f"{OPEN_GOAL}x",
+            f"open {a['open']:.3f} s, floor {a['floor']:.3f} s; in gc {a['open_gc']:.3f} s "
+            f"/ {a['floor_gc']:.3f} s; median of {a['reps']}"))
         if large is not None:
-            m1m = await measure_open(large, args.reps_1m)
-            problems.extend(m1m["problems"])
+            b = m[large["n"]]
             lines.append(line(
-                "open_1m_vs_100k", m1m["open"] / m100["open"], SCALE_GOAL, f"{SCALE_GOAL:g}x",
-                f"open 1m {m1m['open']:.3f} s, open 100k {m100['open']:.3f} s; 1m floor "
-                f"{m1m['floor']:.3f} s, open/floor {m1m['open'] / m1m['floor']:.2f}x; "
-                f"median of {args.reps_1m}"))
+                "open_1m_vs_100k", b["open"] / a["open"], SCALE_GOAL, f"{SCALE_GOAL:g}x",
+                f"open 1m {b['open']:.3f} s, open 100k {a['open']:.3f} s; floor 1m/100k "
+                f"{b['floor'] / a['floor']:.2f}x, 1m open/floor {b['open'] / b['floor']:.2f}x; "
+                f"in gc 1m open {b['open_gc']:.3f} s, floor {b['floor_gc']:.3f} s; "
+                f"median of {b['reps']}"))
         app = await measure_append(small, args.appends)
         problems.extend(app["problems"])
         lines.append(line(
             "append_100k_vs_empty", app["big"] / app["empty"], APPEND_GOAL, f"{APPEND_GOAL}x",
             f"100k {app['big'] * 1e3:.3f} ms, empty {app['empty'] * 1e3:.3f} ms, "
-            f"median of {args.appends}"))
+            f"median of {app['count']}"))
 
     asyncio.run(run())
     for text in lines:

@@ -29,6 +29,8 @@ class Config:
     system_prompt: str | None
     offline_delay: float
     config_path: Path
+    timeout: float = 120.0
+    max_retries: int = 4
     model_api_bases: dict[str, str] = field(default_factory=dict)
 
 
@@ -48,6 +50,8 @@ _KEYS: dict[str, tuple[type, str]] = {
     "sliding_context_tokens": (int, "a whole number of tokens (0 disables)"),
     "system_prompt": (str, "text"),
     "offline_delay": (float, "seconds"),
+    "timeout": (float, "seconds"),
+    "max_retries": (int, "a whole number"),
 }
 
 
@@ -89,7 +93,7 @@ def read_file(path: Path) -> dict[str, Any]:
             value = float(value)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ConfigError(f"{_where(path, text, key)}: '{key}' must be {description}")
-        if key == "sliding_context_tokens" and value < 0:
+        if key in ("sliding_context_tokens", "max_retries", "timeout") and value < 0:
             raise ConfigError(f"{_where(path, text, key)}: '{key}' must be 0 or more")
         out[key] = value
     return out
@@ -151,6 +155,8 @@ def load(
     file = read_file(path)
     budget = _env_int(env, "IKIGAI_SLIDING_CONTEXT_TOKENS")
     delay = _env_float(env, "IKIGAI_OFFLINE_DELAY")
+    timeout = _env_float(env, "IKIGAI_TIMEOUT")
+    retries = _env_int(env, "IKIGAI_MAX_RETRIES")
     return Config(
         db=Path(db or env.get("IKIGAI_DB") or file.get("db") or default_db()).expanduser(),
         model=model or env.get("IKIGAI_MODEL") or file.get("model"),
@@ -160,4 +166,6 @@ def load(
         offline_delay=delay if delay is not None else file.get("offline_delay", 0.0),
         config_path=path,
         model_api_bases=file.get("models", {}),
+        timeout=timeout if timeout is not None else file.get("timeout", 120.0),
+        max_retries=retries if retries is not None else file.get("max_retries", 4),
     )

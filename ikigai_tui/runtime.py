@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import os
+
 from ikigai_tui.config import Config
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.store import Store
-from ikigai_tui.llm.providers import OFFLINE, Providers
+from ikigai_tui.llm.providers import Providers
+from ikigai_tui.llm.providers import default_model as model_for_keys
 
 
 def default_model(config: Config) -> str:
-    return config.model or OFFLINE
+    """The configured model, else one for the first provider key found, else offline."""
+    return config.model or model_for_keys(os.environ)
 
 
 async def open_session(config: Config, *, create: bool = True) -> Session:
     """Open (or, with create, make) the database and the session over it."""
     store = await Store.open(config.db, create=create)
-    providers = Providers(offline_delay=config.offline_delay)
+    providers = Providers(
+        config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
+        timeout=config.timeout, max_retries=config.max_retries,
+    )
     settings = SessionSettings(model=default_model(config), budget=config.budget,
                                system_prompt=config.system_prompt)
     try:

@@ -155,11 +155,12 @@ class Replayer:
         ctx = self.ctx
         removed_results = []
         while ctx:
-            last = next(reversed(ctx))
-            entry = ctx[last]
+            # popitem, not del + next(reversed()): deleting leaves holes that every later
+            # reversed() walks over, which made a long rewind quadratic.
+            last, entry = ctx.popitem()
             if entry[0] <= seq:
+                ctx[last] = entry
                 break
-            del ctx[last]
             if entry[1] == "tool_result":
                 removed_results.append(entry)
             elif entry[1] == "summary":

@@ -39,6 +39,11 @@ MIGRATIONS: dict[int, list[str]] = {
            BEGIN SELECT RAISE(ABORT, 'events are immutable'); END""",
         """CREATE TRIGGER events_immutable_delete BEFORE DELETE ON events
            BEGIN SELECT RAISE(ABORT, 'events are immutable'); END""",
+        # INSERT OR REPLACE deletes without firing delete triggers (unless recursive
+        # triggers are on), so an insert over an existing id is refused here.
+        """CREATE TRIGGER events_immutable_replace BEFORE INSERT ON events
+           WHEN EXISTS (SELECT 1 FROM events WHERE id = new.id)
+           BEGIN SELECT RAISE(ABORT, 'events are immutable'); END""",
         """CREATE VIRTUAL TABLE message_fts USING fts5(
             text, content='', tokenize='unicode61 remove_diacritics 2')""",
         f"""CREATE TRIGGER events_fts AFTER INSERT ON events

@@ -7,6 +7,8 @@ in id order, so an agent's in-memory context is always the replay of what is on 
 from __future__ import annotations
 
 import asyncio
+import gc
+import sqlite3
 import time
 import uuid
 from collections.abc import Callable
@@ -56,7 +58,15 @@ class Session:
             if agent_id in session.tree:
                 session.tree[agent_id].unread = count
         if session.tree.root is None and create_root:
-            await session._create_root()
+            try:
+                await session._create_root()
+            except sqlite3.IntegrityError:
+                # Another process created the root of this new database first: use it.
+                for rec in await store.agents():
+                    if rec.id not in session.tree:
+                        session.tree.add(AgentRuntime.from_record(rec))
+                if session.tree.root is None:
+                    raise
         return session
 
     async def _create_root(self) -> None:
@@ -110,6 +120,17 @@ class Session:
 
     async def _load(self, agent_id: str) -> Replayer:
         """Replay the ancestors up to each fork, then the agent itself."""
+        # Decoding and replaying a long log makes millions of objects that all live on;
+        # the cyclic collector would scan them over and over (a third of the time at 1M).
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return await self._load_lineage(agent_id)
+        finally:
+            if paused:
+                gc.enable()
+
+    async def _load_lineage(self, agent_id: str) -> Replayer:
         chain = self.tree.lineage(agent_id)
         base: Snapshot = EMPTY
         for i, agent in enumerate(chain):

@@ -91,6 +91,12 @@ class Store:
                 f"{self.path} was written by a newer ikigai (schema {version}; this "
                 f"program knows up to {SCHEMA_VERSION}). Upgrade ikigai; the file was not changed."
             )
+        if version == 0:
+            rows = await db.execute_fetchall(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+            if int(list(rows)[0][0]):
+                raise StoreError(f"{self.path} is an SQLite database of another program; "
+                                 "refusing to change it")
         await db.execute("PRAGMA busy_timeout = 30000")
         await db.execute("PRAGMA journal_mode = WAL")
         await db.execute("PRAGMA synchronous = FULL")

@@ -1,26 +1,66 @@
-"""Model name -> provider."""
+"""Model name -> provider: the offline model, or any litellm model."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
 
 from ikigai_tui.core.provider import Provider, ProviderError
 from ikigai_tui.llm.offline import OfflineProvider
 
 OFFLINE = "offline"
+_MODEL = re.compile(r"^[A-Za-z0-9_.-]+/\S+$")
+# The model chosen when none is configured, by the first provider key found.
+DEFAULT_MODELS = (
+    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+    ("OPENAI_API_KEY", "openai/gpt-4o"),
+    ("GEMINI_API_KEY", "gemini/gemini-2.5-pro"),
+)
+
+
+def default_model(env: Mapping[str, str]) -> str:
+    for variable, model in DEFAULT_MODELS:
+        if env.get(variable):
+            return model
+    return OFFLINE
 
 
 class Providers:
     """The ProviderFactory the CLI and the TUI hand to the session."""
 
-    def __init__(self, offline_delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        offline_delay: float = 0.0,
+        *,
+        api_base: str | None = None,
+        model_api_bases: Mapping[str, str] | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 4,
+        retry_base_delay: float = 1.0,
+    ) -> None:
         self.offline_delay = offline_delay
+        self.api_base = api_base
+        self.model_api_bases = dict(model_api_bases or {})
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
 
     def check(self, model: str) -> None:
-        if model != OFFLINE:
+        if model == OFFLINE:
+            return
+        if not _MODEL.match(model):
             raise ProviderError(
-                f"model '{model}' is not available: this version has only the built-in "
-                f"'{OFFLINE}' model (provider support through litellm is not built yet)"
+                f"'{model}' is not a model name: give the provider too, like openai/gpt-4o, "
+                f"anthropic/claude-sonnet-4-5, gemini/gemini-2.5-pro, or '{OFFLINE}'"
             )
 
     def get(self, model: str) -> Provider:
         self.check(model)
-        return OfflineProvider(model, self.offline_delay)
+        if model == OFFLINE:
+            return OfflineProvider(model, self.offline_delay)
+        from ikigai_tui.llm.litellm_provider import LiteLLMProvider
+
+        return LiteLLMProvider(
+            model, api_base=self.model_api_bases.get(model, self.api_base),
+            timeout=self.timeout, max_retries=self.max_retries, base_delay=self.retry_base_delay,
+        )

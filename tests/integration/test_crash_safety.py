@@ -106,6 +106,23 @@ def check_file(db: Path, reported: dict[int, tuple[str, str, str]]) -> list[tupl
         _, got_agent, got_kind, payload = by_id[event_id]
         assert (got_agent, got_kind) == (agent_id, kind), event_id
         assert payload_digest(json.loads(payload)) == digest, f"payload of {event_id} changed"
+    # Batches are atomic: a bulk question never without its answer, a fork never half made.
+    conn = sqlite3.connect(db)
+    try:
+        agent_ids = {r[0] for r in conn.execute("SELECT id FROM agents")}
+        forks = {r[0]: r[1] for r in conn.execute("SELECT id, fork_event_id FROM agents")}
+    finally:
+        conn.close()
+    for event_id, agent_id, kind, raw in rows:
+        payload = json.loads(raw)
+        if kind == "user" and " bulk question " in payload.get("content", ""):
+            answer = by_id.get(event_id + 1)
+            expected = payload["content"].replace(" bulk question ", " bulk answer ")
+            assert answer is not None and answer[2] == "assistant", f"{event_id} lost its answer"
+            assert json.loads(answer[3])["content"] == expected
+        if kind == "fork" and "child" in payload:
+            assert payload["child"] in agent_ids, f"fork {event_id} without its child agent"
+            assert forks[payload["child"]] == event_id
     return rows
 
 

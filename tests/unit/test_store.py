@@ -251,18 +251,27 @@ async def test_migration_from_version_0_on_an_empty_sqlite_database(tmp_path):
         await store.close()
 
 
-async def test_two_stores_opening_a_new_database_at_once_migrate_it_once(tmp_path):
-    path = tmp_path / "race.db"
-    first, second = await asyncio.gather(Store.open(path), Store.open(path))
-    try:
-        batch = WriteBatch()
-        batch.new_agents.append(_agent("a"))
-        await first.write(batch)
-        await second.append("a", "user", {"content": "from the second connection"})
-        assert await first.count_events() == 1
-    finally:
-        await first.close()
-        await second.close()
+async def test_several_stores_opening_a_new_database_at_once_all_succeed(tmp_path):
+    """Connections racing to create and migrate the same new file (a race: tried a few
+    times) all open it; the schema is created once and every connection can write."""
+    for attempt in range(6):
+        path = tmp_path / f"race{attempt}.db"
+        results = await asyncio.gather(*(Store.open(path) for _ in range(4)),
+                                       return_exceptions=True)
+        stores = [r for r in results if isinstance(r, Store)]
+        try:
+            errors = [r for r in results if not isinstance(r, Store)]
+            assert not errors, f"attempt {attempt}: {errors}"
+            batch = WriteBatch()
+            batch.new_agents.append(_agent("a"))
+            await stores[0].write(batch)
+            for k, store in enumerate(stores):
+                await store.append("a", "user", {"content": f"from connection {k}"})
+            assert await stores[-1].count_events() == len(stores)
+            assert await stores[0].integrity_check() == "ok"
+        finally:
+            for store in stores:
+                await store.close()
 
 
 # -- immutability ----------------------------------------------------------------

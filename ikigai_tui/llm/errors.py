@@ -1,0 +1,96 @@
+"""Provider failures -> retry or one clear line saying what to do. No litellm import here."""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from dataclasses import dataclass
+
+KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY", "xai": "XAI_API_KEY", "cohere": "COHERE_API_KEY",
+}
+# Anything shaped like a credential is cut out of messages before they are shown or stored.
+_SECRET = re.compile(r"(sk-[A-Za-z0-9_\-*]{8,}|AIza[0-9A-Za-z_\-]{20,}|Bearer\s+\S+|x-api-key\S*)")
+
+
+def redact(text: str) -> str:
+    return _SECRET.sub("[redacted]", text)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def provider_of(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else model
+
+
+@dataclass(frozen=True)
+class Failure:
+    retryable: bool
+    message: str
+    retry_after: float | None = None
+
+
+_RETRY_DELAY = re.compile(r"retryDelay\W+(\d+(?:\.\d+)?)s")
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The server's retry-after, in seconds: a header, or Gemini's RetryInfo.retryDelay."""
+    found = _RETRY_DELAY.search(str(exc))
+    if found:
+        return float(found.group(1))
+    for source in (getattr(exc, "litellm_response_headers", None),
+                   getattr(getattr(exc, "response", None), "headers", None)):
+        if not source:
+            continue
+        try:
+            value = source.get("retry-after") or source.get("Retry-After")
+        except AttributeError:
+            continue
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(str(value)) if value else None
+            if parsed is not None:
+                return max(0.0, parsed.timestamp() - time.time())
+    return None
+
+
+def classify(exc: BaseException, model: str, timeout: float) -> Failure:
+    """Decide what a provider exception means for the user."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    detail = one_line(redact(str(getattr(exc, "message", None) or exc)))
+    provider = provider_of(model)
+    if name == "ContextWindowExceededError" or re.search(
+        r"context.?length|context window|too long|maximum context|token count", detail, re.I
+    ) and status == 400:
+        return Failure(False, f"the request is too long for {model}'s context window; "
+                              "shrink it with /clear, /rewind or /forget")
+    if name == "AuthenticationError" or status in (401, 403) or name == "PermissionDeniedError":
+        variable = KEY_VARIABLES.get(provider, f"{provider.upper()}_API_KEY")
+        return Failure(False, f"{provider} rejected the credentials: check {variable} ({detail})")
+    if name == "NotFoundError" or status == 404:
+        return Failure(False, f"{provider} does not know model '{model}': check the name, "
+                              "or switch with /model")
+    if name in ("Timeout", "_StreamTimeout") or status == 408:
+        return Failure(True, f"no response from {provider} within {timeout:g}s")
+    if name == "RateLimitError" or status == 429:
+        return Failure(True, f"rate limited by {provider}", retry_after_seconds(exc))
+    if status == 529 or "overloaded" in detail.lower():
+        return Failure(True, f"{provider} is overloaded", retry_after_seconds(exc))
+    if isinstance(status, int) and status >= 500 or name in (
+        "InternalServerError", "ServiceUnavailableError", "BadGatewayError", "APIConnectionError",
+    ):
+        return Failure(True, f"{provider} failed ({status or name}): {detail}",
+                       retry_after_seconds(exc))
+    if name in ("BadRequestError", "UnprocessableEntityError", "UnsupportedParamsError"):
+        return Failure(False, f"{provider} refused the request: {detail}")
+    return Failure(False, f"{provider} error ({name}): {detail}")
