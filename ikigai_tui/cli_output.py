@@ -110,6 +110,8 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
             if e.payload.get("interrupted"):
                 note += " (interrupted)"
             lines += ["", f"## {e.kind} #{e.id}{note}", "", message_text(e.kind, e.payload)]
+        elif e.kind == "error":
+            lines += ["", f"> Error: {e.payload.get('message', '')}"]
         elif e.kind == "command":
             output = "; ".join(e.payload.get("output") or [])
             lines += ["", f"> `{e.payload.get('text', '')}`" + (f" — {output}" if output else "")]

@@ -14,7 +14,7 @@ UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact"})
 METADATA_KINDS = frozenset(
     {
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
-        "mail_read", "model", "pin", "unpin", "usage", "command", "interrupted",
+        "mail_read", "model", "pin", "unpin", "usage", "command", "interrupted", "error",
     }
 )
 

@@ -44,6 +44,8 @@ class Session:
         self._loading: dict[str, list[Event]] = {}
         self._loaded: dict[str, asyncio.Future] = {}
         self._inherit: dict[str, Snapshot] = {}
+        # What each child inherited at its fork: fixed forever once the fork is written.
+        self._bases: dict[str, Snapshot] = {}
         store.add_commit_hook(self._on_commit)
 
     # -- opening ---------------------------------------------------------------
@@ -133,14 +135,21 @@ class Session:
     async def _load_lineage(self, agent_id: str) -> Replayer:
         chain = self.tree.lineage(agent_id)
         base: Snapshot = EMPTY
+        start = 0
+        for i in range(len(chain) - 1, 0, -1):  # the deepest inheritance already known
+            if chain[i].id in self._bases:
+                base, start = self._bases[chain[i].id], i
+                break
         for i, agent in enumerate(chain):
+            if i < start:
+                continue
             if i + 1 < len(chain):
                 fork_at = chain[i + 1].fork_event_id
                 rows = await self.store.agent_rows(agent.id, upto=(fork_at or 0) + 1)
                 fork_row = rows[-1] if rows and rows[-1][1] == "fork" else None
                 replayer = Replayer.from_rows(rows, base)
                 mark_event = fork_row[2].get("mark_event") if fork_row else None
-                base = replayer.snapshot(after_mark=mark_event)
+                base = self._bases[chain[i + 1].id] = replayer.snapshot(after_mark=mark_event)
             else:
                 rows = await self.store.agent_rows(agent.id)
                 return Replayer.from_rows(rows, base)
@@ -164,6 +173,7 @@ class Session:
             if event.kind == "fork" and "parent" in payload and agent.replayer is None:
                 base = self._inherit.pop(event.agent_id, None)
                 if base is not None:
+                    self._bases[event.agent_id] = base
                     agent.replayer = Replayer(base)
             if agent.replayer is not None:
                 agent.replayer.apply(event.row)

@@ -82,27 +82,50 @@ class Store:
     async def _configure(self) -> None:
         db = self._db
         try:
-            version = await self._user_version()
+            version, tables = await self._inspect()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not an ikigai database: {exc}") from exc
-        # Checked before any PRAGMA that writes: a newer database is left untouched.
+        # Checked before any PRAGMA that writes: such files are left untouched.
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer ikigai (schema {version}; this "
                 f"program knows up to {SCHEMA_VERSION}). Upgrade ikigai; the file was not changed."
             )
-        if version == 0:
-            rows = await db.execute_fetchall(
-                "SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
-            if int(list(rows)[0][0]):
-                raise StoreError(f"{self.path} is an SQLite database of another program; "
-                                 "refusing to change it")
+        if version == 0 and tables:
+            raise StoreError(f"{self.path} is an SQLite database of another program; "
+                             "refusing to change it")
         await db.execute("PRAGMA busy_timeout = 30000")
-        await db.execute("PRAGMA journal_mode = WAL")
+        await self._set_wal()
         await db.execute("PRAGMA synchronous = FULL")
         await db.execute("PRAGMA foreign_keys = ON")
         if version < SCHEMA_VERSION:
             await self._migrate()
+
+    async def _inspect(self) -> tuple[int, int]:
+        """user_version and the number of tables, from one consistent snapshot (another
+        process may be creating the schema right now: it sets both in one transaction)."""
+        db = self._db
+        await db.execute("BEGIN")
+        try:
+            version = await self._user_version()
+            rows = await db.execute_fetchall(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+            return version, int(list(rows)[0][0])
+        finally:
+            await db.execute("COMMIT")
+
+    async def _set_wal(self) -> None:
+        # Switching a new file to WAL answers SQLITE_BUSY at once (no busy_timeout) while
+        # another process holds a lock on it, as when two start on a new database.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                await self._db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    raise StoreError(f"cannot open {self.path}: {exc}") from exc
+                await asyncio.sleep(0.02)
 
     async def _user_version(self) -> int:
         rows = await self._db.execute_fetchall("PRAGMA user_version")

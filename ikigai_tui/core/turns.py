@@ -43,6 +43,10 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
     except ProviderError as exc:
         error = str(exc)
         session.notify(ErrorNotice(agent.id, error))
+        # Kept in the history (never sent to the LLM) so a restart shows why the turn ended.
+        batch = WriteBatch()
+        batch.add(agent.id, "error", {"message": error})
+        await asyncio.shield(session.commit(batch))
     finally:
         await session.finish_turn(agent)
         session.notify(TurnFinished(agent.id, error is None, error))

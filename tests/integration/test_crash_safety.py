@@ -67,7 +67,11 @@ class Child:
         self.first_report.set()
 
     def finish(self) -> tuple[list[str], str]:
-        self.proc.wait(timeout=30)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         self._thread.join(timeout=30)
         assert self.proc.stderr is not None
         err = self.proc.stderr.read().decode("utf-8", "replace")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -137,8 +138,6 @@ def test_two_cli_runs_on_root_and_a_forked_child_at_once_lose_nothing(tmp_path):
 
 
 def test_two_appender_processes_group_committing_to_one_agent_lose_nothing(tmp_path):
-    import asyncio
-
     db = tmp_path / "shared.db"
 
     async def setup() -> str:
@@ -162,22 +161,28 @@ def test_two_appender_processes_group_committing_to_one_agent_lose_nothing(tmp_p
         )
         for tag in ("P", "Q")
     ]
-    for proc in procs:  # both have the database open before either writes
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == "READY\n", _finish(proc)[1][-3000:]
-    go.touch()
-    reported: dict[str, dict[int, tuple[str, str]]] = {}
-    for tag, proc in zip(("P", "Q"), procs):
-        out, err = _finish(proc)
-        assert proc.returncode == 0, err[-3000:]
-        lines = out.splitlines()
-        assert lines[-1] == "DONE"
-        reported[tag] = {}
-        for line in lines[:-1]:
-            _, event_id, agent_id, kind, _digest = line.split(" ")
-            assert agent_id == agent
-            reported[tag][int(event_id)] = (agent_id, kind)
-        assert len(reported[tag]) == 2 * writers * count
+    try:
+        for proc in procs:  # both have the database open before either writes
+            assert proc.stdout is not None
+            assert proc.stdout.readline() == "READY\n", _finish(proc)[1][-3000:]
+        go.touch()
+        reported: dict[str, dict[int, tuple[str, str]]] = {}
+        for tag, proc in zip(("P", "Q"), procs):
+            out, err = _finish(proc)
+            assert proc.returncode == 0, err[-3000:]
+            lines = out.splitlines()
+            assert lines[-1] == "DONE"
+            reported[tag] = {}
+            for line in lines[:-1]:
+                _, event_id, agent_id, kind, _digest = line.split(" ")
+                assert agent_id == agent
+                reported[tag][int(event_id)] = (agent_id, kind)
+            assert len(reported[tag]) == 2 * writers * count
+    finally:
+        for proc in procs:  # never leave a writer waiting for the go file
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
     assert not set(reported["P"]) & set(reported["Q"]), "the processes got the same ids"
     rows = _rows(db)
@@ -202,12 +207,12 @@ def test_two_appender_processes_group_committing_to_one_agent_lose_nothing(tmp_p
     assert p_ids[0] < q_ids[-1] and q_ids[0] < p_ids[-1]
 
 
-def test_two_cli_runs_on_a_brand_new_database_at_once_both_succeed(tmp_path):
+def test_cli_runs_started_together_on_a_brand_new_database_all_succeed(tmp_path):
     """`ikigai run` started several times at once on a database that does not exist yet
     (a race, so tried several times): the file is created and migrated once, one root
     agent is created, every input is answered."""
-    starters = 3
-    for attempt in range(8):
+    starters = 4
+    for attempt in range(10):
         db = tmp_path / f"new{attempt}.db"
         procs = [_ikigai(db, "run", stdin=subprocess.PIPE) for _ in range(starters)]
         outs = [_finish_with_input(p, f"hello from process {k} try {attempt}\n")

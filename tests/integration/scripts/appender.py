@@ -101,8 +101,12 @@ async def batches_mode(db: str, tag: str, agent_id: str, writers: int, count: in
     store = await Store.open(db)
     store.add_commit_hook(report)
     print("READY", flush=True)
+    waited = 0.0
     while go is not None and not os.path.exists(go):
+        if waited > 60:
+            raise SystemExit("gave up waiting for the go file")
         await asyncio.sleep(0.005)
+        waited += 0.005
 
     async def writer(w: int) -> None:
         for j in range(count):
