@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.agents import AgentRuntime
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
 
 MAX_TOOL_ROUNDS = 25
+log = logging.getLogger(__name__)
 
 
 async def run_turn(session: Session, agent: AgentRuntime) -> bool:
@@ -40,8 +42,10 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
         else:
             error = f"stopped after {MAX_TOOL_ROUNDS} tool rounds"
             session.notify(ErrorNotice(agent.id, error))
-    except ProviderError as exc:
-        error = str(exc)
+    except Exception as exc:  # a provider failure, or a bug: end the turn, keep the program
+        if not isinstance(exc, ProviderError):
+            log.exception("turn of %s failed", agent.id)
+        error = str(exc) if isinstance(exc, ProviderError) else f"internal error: {exc!r}"
         session.notify(ErrorNotice(agent.id, error))
         # Kept in the history (never sent to the LLM) so a restart shows why the turn ended.
         batch = WriteBatch()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -16,7 +17,19 @@ KEY_VARIABLES = {
 _SECRET = re.compile(r"(sk-[A-Za-z0-9_\-*]{8,}|AIza[0-9A-Za-z_\-]{20,}|Bearer\s+\S+|x-api-key\S*)")
 
 
+_SECRET_VARIABLE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.I)
+
+
+def _secret_values() -> list[str]:
+    """The credentials in the environment: providers echo them back (OpenAI's 401 does)."""
+    values = {v for k, v in os.environ.items() if _SECRET_VARIABLE.search(k) and len(v) >= 4}
+    return sorted(values, key=len, reverse=True)
+
+
 def redact(text: str) -> str:
+    """Cut credentials out of a message before it is shown or stored."""
+    for value in _secret_values():
+        text = text.replace(value, "[redacted]")
     return _SECRET.sub("[redacted]", text)
 
 

@@ -201,10 +201,6 @@ def exchange(rec: Received) -> tuple[list[tuple[str | None, dict]], list[tuple[s
     return calls, results
 
 
-def first_role(rec: Received) -> str:
-    return conversation(rec)[0][0]
-
-
 def expected_exchange(fmt: str, call_events: list, result_events: list):
     """What exchange() must return for these logged tool_call/tool_result events."""
     keep = fmt != "gemini"
