@@ -13,7 +13,6 @@ from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.events import Event, message_text
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.window import compute_window
 from ikigai_tui.runtime import close_session, open_session
 
 
@@ -32,12 +31,12 @@ def _time(ts: float) -> str:
 
 async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
     r = await session.replayer(agent.id)
-    budget = session.budget_of(agent)
-    window = compute_window(r, budget)
+    window = await session.measure(agent.id)
+    in_window = set(session.meter(agent).window_ids())
     messages = []
-    for index, (mid, kind, payload) in enumerate(r.messages()):
+    for mid, kind, payload in r.messages():
         item: dict[str, Any] = {"id": mid, "role": kind, "content": message_text(kind, payload),
-                                "in_window": index >= window.first_index}
+                                "in_window": mid in in_window or kind == "summary"}
         if kind == "tool_call":
             item.update(name=payload.get("name"), arguments=payload.get("arguments"),
                         call_id=payload.get("call_id"))
@@ -58,10 +57,16 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "marks": [{"name": m.name, "label": m.label, "position": r.mark_position(m),
                    "event": m.event_id} for m in r.valid_marks()],
         "tokens": window.tokens,
-        "estimated": True,
-        "budget": budget,
+        "estimated": not window.exact,
+        "budget": window.budget,
+        "limit": window.limit,
+        "percent": round(window.percent, 1),
+        "state": window.state,
         "window_start": window.start,
         "pruned_turns": window.pruned_turns,
+        "breakdown": {"system": window.system, "tools": window.tools, "pins": window.pins,
+                      "summaries": window.summaries, "window": window.window,
+                      "outside": window.outside},
     }
 
 
@@ -137,8 +142,10 @@ async def report(args: argparse.Namespace, config: Config) -> int:
             if args.json:
                 print(json.dumps(data, ensure_ascii=False, indent=2))
             else:
+                about = "~" if data["estimated"] else ""
                 print(f"Agent {session.tree.label(agent.id)}, model {data['model']}, "
-                      f"~{data['tokens']} tokens of {data['budget']}")
+                      f"{about}{data['tokens']} tokens of {data['limit']} "
+                      f"({data['percent']:.0f}%, budget {data['budget'] or 'off'})")
                 for m in data["messages"]:
                     rule = "" if m["in_window"] else " (outside the window)"
                     print(f"#{m['id']} {m['role']}{rule}: {m['content']}")

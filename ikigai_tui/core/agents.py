@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.events import AgentRecord
@@ -28,8 +29,9 @@ class AgentRuntime:
     replayer: Replayer | None = None
     task: asyncio.Task | None = None
     in_turn: bool = False
-    deferred: list[str] = field(default_factory=list)
+    deferred: list[tuple[str, str]] = field(default_factory=list)  # (command, source)
     unread: int = 0
+    meter: Any = None  # ContextMeter for the agent's current model
 
     @classmethod
     def from_record(cls, rec: AgentRecord) -> AgentRuntime:

@@ -6,7 +6,6 @@ from ikigai_tui.core.command_context import Invocation
 from ikigai_tui.core.commands import (
     CommandError, CommandResult, UsageError, check_mark_name, parse_id_list,
 )
-from ikigai_tui.core.tokens import estimate_context
 
 
 async def clear(c: Invocation) -> CommandResult:
@@ -122,20 +121,28 @@ async def undo(c: Invocation) -> CommandResult:
     return CommandResult([f"Undid {what} (event {target})."])
 
 
+def _k(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}K" if tokens >= 10_000 else f"{tokens:,}"
+
+
 async def context(c: Invocation) -> CommandResult:
     c.args.done()
     r = c.replayer
-    est = estimate_context(r)
-    budget = c.session.budget_of(c.agent)
-    counts: dict[str, int] = {}
-    for _, kind, _p in r.ctx.values():
-        counts[kind] = counts.get(kind, 0) + 1
-    parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "empty"
-    pct = f"{100 * est.total / budget:.0f}%" if budget else "no budget"
+    w = await c.session.measure(c.agent.id)
+    kind = "exact" if w.exact else "estimated"
+    inside = len(r.ctx) - len(r.summaries) - w.start_index
+    budget = f"{w.budget:,}" if w.budget else "off (sliding window disabled)"
+    start = f"message {w.start}" if w.start is not None else "empty"
     lines = [
-        f"Context: {len(r.ctx)} messages ({parts})",
-        f"Tokens (estimated): system {est.system}, messages {est.messages}, total {est.total}",
-        f"Budget: {budget} tokens ({pct})" if budget else "Budget: sliding window off",
-        f"Pins: {len(r.pins)}; marks: {len(r.marks)}",
+        f"Context: {_k(w.tokens)}/{_k(w.limit)} tokens ({w.percent:.0f}%), {w.state}; "
+        f"counts {kind} for {c.session.model_of(c.agent)}",
+        f"  system prompt  {w.system:>9,}" + (f"  (of which {len(r.pins)} pins: {w.pins:,})"
+                                                 if r.pins else ""),
+        f"  tools          {w.tools:>9,}",
+        f"  summaries      {w.summaries:>9,}  ({len(r.summaries)})",
+        f"  window         {w.window:>9,}  ({inside} messages)",
+        f"  outside window {w.outside:>9,}  ({w.start_index} messages, {w.pruned_turns} pruned "
+        f"turn{'s' if w.pruned_turns != 1 else ''}; not sent)",
+        f"Budget: {budget}; window starts at {start}",
     ]
-    return CommandResult(lines)
+    return CommandResult(lines, data=w)

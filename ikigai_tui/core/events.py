@@ -72,6 +72,8 @@ class WriteBatch:
     new_agents: list[AgentRecord] = field(default_factory=list)
     # (agent_id, column, value) with column in {"status", "model", "name"}
     agent_updates: list[tuple[str, str, Any]] = field(default_factory=list)
+    # (model, factor, samples): token-count correction learned with this batch's usage
+    factors: list[tuple[str, float, int]] = field(default_factory=list)
 
     def add(self, agent_id: str, kind: str, payload: dict[str, Any]) -> int:
         """Queue an event; returns its index for EventRef."""

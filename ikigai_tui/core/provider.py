@@ -56,8 +56,17 @@ class Provider(Protocol):
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
 
 
+@dataclass(frozen=True)
+class Limits:
+    input: int  # the model's input limit in tokens
+    reserve: int  # room kept for the reply
+    known: bool  # False: an assumed size for a model no map lists
+
+
 class ProviderFactory(Protocol):
     def get(self, model: str) -> Provider: ...
+
+    def limits(self, model: str) -> Limits: ...
 
     def check(self, model: str) -> None:
         """Raise ProviderError if `model` cannot be used."""

@@ -59,6 +59,9 @@ class Replayer:
         self._reset()
 
     def _reset(self) -> None:
+        # Bumped by every change other than an append, so an incremental reader (the
+        # token meter) knows when it must recount from the start.
+        self.changes = getattr(self, "changes", 0) + 1
         base = self.base
         self.ctx: dict[int, Entry] = dict(base.entries)
         self.summaries: set[int] = {k for k, e in base.entries if e[1] == "summary"}
@@ -127,6 +130,7 @@ class Replayer:
     # -- event handlers --------------------------------------------------------
 
     def _on_clear(self, row: EventRow) -> None:
+        self.changes += 1
         self.ctx.clear()
         self.summaries.clear()
         self.marks.clear()
@@ -152,6 +156,7 @@ class Replayer:
         self._truncate_after(target)
 
     def _truncate_after(self, seq: int) -> None:
+        self.changes += 1
         ctx = self.ctx
         removed_results = []
         while ctx:
@@ -176,6 +181,7 @@ class Replayer:
                 del ctx[call]
 
     def _on_filter(self, row: EventRow) -> None:
+        self.changes += 1
         payload = row[2]
         ctx = self.ctx
         mode = payload["mode"]
@@ -191,6 +197,7 @@ class Replayer:
             self.summaries.discard(i)
 
     def _on_compact(self, row: EventRow) -> None:
+        self.changes += 1
         payload = row[2]
         ctx = self.ctx
         replaced = self.with_partners({i for i in payload["ids"] if i in ctx})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ikigai_tui.core.replay import Replayer
@@ -18,12 +19,20 @@ def system_text(replayer: Replayer, default: str = DEFAULT_SYSTEM_PROMPT) -> str
     return text
 
 
-def build_messages(replayer: Replayer) -> list[dict[str, Any]]:
-    """OpenAI-format messages: tool calls and results only in complete pairs."""
+def build_messages(replayer: Replayer, window: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """OpenAI-format messages: the summaries, then the window (default: the whole
+    context), with tool calls and results only in complete pairs."""
     ctx = replayer.ctx
     result_of = replayer.result_of
+    if window is None:
+        entries: Iterable[tuple[int, tuple]] = ctx.items()
+    else:
+        summaries = [(k, e) for k, e in ctx.items() if e[1] == "summary"] if replayer.summaries else []
+        entries = [*summaries, *((k, ctx[k]) for k in window)]
+        sent = {k for k, _ in entries}
+        ctx = {k: ctx[k] for k in sent}  # a partner outside the window counts as missing
     out: list[dict[str, Any]] = []
-    for key, (_, kind, payload) in ctx.items():
+    for key, (_, kind, payload) in entries:
         if kind == "user":
             out.append({"role": "user", "content": payload["content"]})
         elif kind == "assistant":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Message text indexed for /recall: content for most kinds, the arguments of a tool call.
 _FTS_TEXT = (
@@ -49,5 +49,13 @@ MIGRATIONS: dict[int, list[str]] = {
         f"""CREATE TRIGGER events_fts AFTER INSERT ON events
            WHEN new.kind IN ('system', 'user', 'assistant', 'tool_call', 'tool_result')
            BEGIN INSERT INTO message_fts(rowid, text) VALUES (new.id, {_FTS_TEXT}); END""",
+    ],
+    # The per-model correction factor of estimated token counts, learned from usage.
+    2: [
+        """CREATE TABLE token_factors (
+            model TEXT PRIMARY KEY,
+            factor REAL NOT NULL,
+            samples INTEGER NOT NULL
+        )""",
     ],
 }

@@ -20,9 +20,12 @@ from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
 from ikigai_tui.core.commands import ArgReader, CommandError, CommandResult, UsageError
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice
-from ikigai_tui.core.provider import ProviderError, ProviderFactory
+from ikigai_tui.core.provider import Limits, ProviderError, ProviderFactory
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
 from ikigai_tui.core.store import Store
+from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor
+from ikigai_tui.core.tools import tool_schemas
+from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
 DEFAULT_BUDGET = 100_000
 
@@ -46,6 +49,7 @@ class Session:
         self._inherit: dict[str, Snapshot] = {}
         # What each child inherited at its fork: fixed forever once the fork is written.
         self._bases: dict[str, Snapshot] = {}
+        self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
         store.add_commit_hook(self._on_commit)
 
     # -- opening ---------------------------------------------------------------
@@ -56,6 +60,7 @@ class Session:
         session = cls(store, providers, settings)
         for rec in await store.agents():
             session.tree.add(AgentRuntime.from_record(rec))
+        session.factors = await store.token_factors()
         for agent_id, count in (await store.unread_counts()).items():
             if agent_id in session.tree:
                 session.tree[agent_id].unread = count
@@ -186,6 +191,9 @@ class Session:
             self.notify(AgentChanged(agent_id))
 
     def budget_of(self, agent: AgentRuntime) -> int:
+        """The root follows the configured budget; a child keeps what it inherited at fork."""
+        if agent.parent_id is None:
+            return self.settings.budget
         if agent.replayer is not None and agent.replayer.budget is not None:
             return agent.replayer.budget
         return agent.budget if agent.budget is not None else self.settings.budget
@@ -194,6 +202,41 @@ class Session:
         if agent.replayer is not None and agent.replayer.model:
             return agent.replayer.model
         return agent.model
+
+    def effective_budget(self, agent: AgentRuntime, limits: Limits) -> int:
+        """The configured budget, capped to the model's input limit minus the reply's room;
+        0 keeps the window off."""
+        budget = self.budget_of(agent)
+        if budget <= 0:
+            return 0
+        return max(1, min(budget, limits.input - limits.reserve))
+
+    def meter(self, agent: AgentRuntime) -> ContextMeter:
+        model = self.model_of(agent)
+        if agent.meter is None or agent.meter.counter.model != model:
+            factor = self.factors.get(model, (1.0, 0))[0]
+            agent.meter = ContextMeter(TokenCounter(model, factor))
+        return agent.meter
+
+    async def measure(self, agent_id: str) -> Window:
+        """Tokens, budget, window and usage state of the agent's next request."""
+        agent = self.tree[agent_id]
+        replayer = await self.replayer(agent_id)
+        limits = self.providers.limits(self.model_of(agent))
+        return self.meter(agent).measure(replayer, tool_schemas(), self.effective_budget(agent, limits),
+                                         limits.input)
+
+    def learn(self, model: str, reported: int, raw_estimate: float) -> tuple[float, int] | None:
+        """Update the model's token-count correction from a provider's reported usage;
+        returns the new (factor, samples) to persist, or None for exact counters."""
+        if encoding_name(model) is not None:
+            return None
+        factor, samples = learn_factor(*self.factors.get(model, (1.0, 0)), reported, raw_estimate)
+        self.factors[model] = (factor, samples)
+        for agent in self.tree:
+            if agent.meter is not None and agent.meter.counter.model == model:
+                agent.meter.counter.factor = factor
+        return factor, samples
 
     def check_model(self, model: str) -> None:
         try:
@@ -222,8 +265,9 @@ class Session:
             raise CommandError(f"{exc}. Usage: {spec.usage}") from exc
         if agent.dead and len(inv.batch.events) > 1:  # e.g. /model NAME on a dead agent
             raise self._dead_error(agent_id)
-        if spec.deferred and source == "llm" and agent.in_turn:
-            agent.deferred.append(parsed.text)
+        if agent.in_turn and (spec.deferred or (spec.name == "check-mail" and source != "llm")):
+            # Never change a context mid-turn: no request may hold half a tool exchange.
+            agent.deferred.append((parsed.text, source))
             return CommandResult([f"Accepted; applied when this turn ends: {' '.join(result.lines)}"])
         record["output"] = result.lines
         await self.commit(inv.batch)
@@ -244,7 +288,8 @@ class Session:
             raise CommandError(f"agent {self.tree.label(agent_id)} is dead")
         if agent.task is not None and not agent.task.done():
             raise CommandError(f"agent {self.tree.label(agent_id)} is still working")
-        await self.replayer(agent_id)
+        if (await self.measure(agent_id)).state == "full":
+            raise CommandError(CONTEXT_FULL)
         batch = WriteBatch()
         batch.add(agent_id, "user", {"content": text})
         await self.commit(batch)
@@ -275,9 +320,9 @@ class Session:
         """Apply what the LLM deferred to the end of the turn, then go idle."""
         agent.in_turn = False
         deferred, agent.deferred = agent.deferred, []
-        for text in deferred:
+        for text, source in deferred:
             try:
-                await self.command(agent.id, text, source="llm")
+                await self.command(agent.id, text, source=source)
             except CommandError as exc:
                 from ikigai_tui.core.notices import ErrorNotice
 

@@ -247,6 +247,14 @@ class Store:
                 if column not in _UPDATABLE:
                     raise ValueError(f"agents.{column} cannot be updated")
                 await db.execute(f"UPDATE agents SET {column} = ? WHERE id = ?", (value, agent_id))
+            factors = [f for b in batches for f in b.factors]
+            if factors:
+                await db.executemany(
+                    "INSERT INTO token_factors (model, factor, samples) VALUES (?, ?, ?) "
+                    "ON CONFLICT(model) DO UPDATE SET factor = excluded.factor, "
+                    "samples = excluded.samples",
+                    factors,
+                )
             await db.execute("COMMIT")
         except BaseException:
             await db.execute("ROLLBACK")
@@ -307,6 +315,10 @@ class Store:
             "FROM events WHERE kind IN ('mail', 'mail_read') GROUP BY agent_id"
         )
         return {agent_id: int(n) for agent_id, n in rows if n}
+
+    async def token_factors(self) -> dict[str, tuple[float, int]]:
+        rows = await self._db.execute_fetchall("SELECT model, factor, samples FROM token_factors")
+        return {model: (float(factor), int(samples)) for model, factor, samples in rows}
 
     async def count_events(self) -> int:
         rows = await self._db.execute_fetchall("SELECT COUNT(*) FROM events")

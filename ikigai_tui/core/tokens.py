@@ -1,30 +1,129 @@
-"""Token estimates. Exact per-provider counting arrives with the sliding window."""
+"""Token counting: exact for OpenAI models (tiktoken, offline), estimated elsewhere.
+
+A request is serialized as segments: each message is its role and its texts, plus a
+fixed overhead per message (the chat format's framing) and once for reply priming;
+tool definitions are their JSON. For OpenAI models every text is encoded with the
+model's tiktoken encoding, loaded from the files the litellm wheel ships (never a
+download). For other models the count is bytes/4, multiplied by a per-model
+correction factor learned from the input tokens each provider reports.
+
+Each message's count is independent of the others, so callers cache it per event id:
+adding a message costs only that message.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ikigai_tui.core.events import message_text
-from ikigai_tui.core.replay import Replayer
-from ikigai_tui.core.request import system_text
+import importlib.util
+import json
+import math
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 BYTES_PER_TOKEN = 4
+MESSAGE_OVERHEAD = 3  # tokens framing each message
+REPLY_PRIMING = 3  # tokens priming the reply
+SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+
+_O200K = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
+_CL100K = ("gpt-4", "gpt-3.5")
 
 
-def estimate_text(text: str) -> int:
-    return (len(text.encode("utf-8")) + BYTES_PER_TOKEN - 1) // BYTES_PER_TOKEN
+def encoding_name(model: str) -> str | None:
+    """The tiktoken encoding of an OpenAI model; None where counts are estimates."""
+    provider, _, name = model.partition("/")
+    if provider != "openai":
+        return None
+    if name.startswith(_O200K):
+        return "o200k_base"
+    if name.startswith(_CL100K):
+        return "cl100k_base"
+    return None
 
 
-@dataclass(frozen=True)
-class Estimate:
-    system: int
-    messages: int
+def tokenizer_dir() -> Path | None:
+    """The BPE files inside the installed litellm wheel, found without importing it."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / "litellm_core_utils" / "tokenizers"
+    return folder if folder.is_dir() else None
 
-    @property
-    def total(self) -> int:
-        return self.system + self.messages
+
+_lock = threading.Lock()
+_encodings: dict[str, Any] = {}
 
 
-def estimate_context(r: Replayer) -> Estimate:
-    messages = sum(estimate_text(message_text(kind, p)) for _, kind, p in r.ctx.values())
-    return Estimate(estimate_text(system_text(r)), messages)
+def load_encoding(name: str) -> Any:
+    """A tiktoken encoding from local files. tiktoken downloads with no timeout when its
+    cache misses, so the cache is pointed at the wheel's copies before the first call."""
+    with _lock:
+        if name not in _encodings:
+            folder = tokenizer_dir()
+            if folder is None:
+                raise RuntimeError("litellm's tokenizer files are missing; reinstall ikigai")
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+            os.environ["CUSTOM_TIKTOKEN_CACHE_DIR"] = str(folder)
+            import tiktoken
+
+            _encodings[name] = tiktoken.get_encoding(name)
+        return _encodings[name]
+
+
+def message_segments(kind: str, payload: dict) -> tuple[str, ...]:
+    """The texts of one context entry as it is sent."""
+    if kind == "tool_call":
+        return ("assistant", str(payload.get("name") or ""), str(payload.get("arguments") or ""))
+    if kind == "tool_result":
+        return ("tool", str(payload.get("content") or ""))
+    if kind == "summary":
+        return ("user", SUMMARY_PREFIX + str(payload.get("content") or ""))
+    role = "assistant" if kind == "assistant" else "user" if kind == "user" else kind
+    return (role, str(payload.get("content") or ""))
+
+
+def tools_text(tools: Sequence[dict]) -> str:
+    return json.dumps(list(tools), sort_keys=True, separators=(",", ":")) if tools else ""
+
+
+class TokenCounter:
+    """Counts for one model. `raw` counts are exact tokens for OpenAI models and
+    bytes/4 elsewhere; `scale` turns a raw total into the figure shown and budgeted."""
+
+    def __init__(self, model: str, factor: float = 1.0) -> None:
+        self.model = model
+        self.encoding = encoding_name(model)
+        self.exact = self.encoding is not None
+        self.factor = 1.0 if self.exact else factor
+        self._encode = load_encoding(self.encoding).encode if self.exact else None
+
+    def text(self, text: str) -> float:
+        if not text:
+            return 0
+        if self._encode is not None:
+            return len(self._encode(text, disallowed_special=()))
+        return len(text.encode("utf-8")) / BYTES_PER_TOKEN
+
+    def message(self, kind: str, payload: dict) -> float:
+        return MESSAGE_OVERHEAD + sum(self.text(s) for s in message_segments(kind, payload))
+
+    def fixed(self, system: str, tools: Sequence[dict], pins: Iterable[str] = ()) -> float:
+        """System prompt (with pins) as one message, the tool definitions, reply priming."""
+        system_tokens = MESSAGE_OVERHEAD + self.text("system") + self.text(system)
+        return system_tokens + self.text(tools_text(tools)) + REPLY_PRIMING
+
+    def scale(self, raw: float) -> int:
+        return math.ceil(raw * self.factor - 1e-9)
+
+
+def learn_factor(factor: float, samples: int, reported: int, raw_estimate: float) -> tuple[float, int]:
+    """One more observation of (reported input tokens / raw estimate): a running mean
+    at first, then an exponential average so the factor follows a model's drift."""
+    if raw_estimate <= 0 or reported <= 0:
+        return factor, samples
+    ratio = reported / raw_estimate
+    samples += 1
+    weight = max(1 / samples, 0.25)
+    return factor + (ratio - factor) * weight, samples

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,9 @@ def slash_tool() -> dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=1)
 def tool_schemas() -> list[dict[str, Any]]:
+    """The same list object every time: token counts of it are cached by identity."""
     return [slash_tool()]
 
 

@@ -61,7 +61,11 @@ async def _one_round(session: Session, agent: AgentRuntime) -> list:
     replayer = await session.replayer(agent.id)
     model = session.model_of(agent)
     provider = session.providers.get(model)
-    request = Request(model, system_text(replayer), build_messages(replayer), tool_schemas())
+    await session.measure(agent.id)  # prunes whole turns from the front to fit the budget
+    meter = session.meter(agent)
+    tools = tool_schemas()
+    request = Request(model, system_text(replayer), build_messages(replayer, meter.window_ids()), tools)
+    raw_estimate = meter.raw_request(replayer, tools)
     parts: list[str] = []
     calls: list[ToolCall] = []
     usage: Usage | None = None
@@ -92,7 +96,11 @@ async def _one_round(session: Session, agent: AgentRuntime) -> list:
     ]
     if usage is not None:
         batch.add(agent.id, "usage", {"model": model, "input_tokens": usage.input_tokens,
-                                      "output_tokens": usage.output_tokens})
+                                      "output_tokens": usage.output_tokens,
+                                      "estimated_input": round(raw_estimate, 1)})
+        learned = session.learn(model, usage.input_tokens, raw_estimate)
+        if learned is not None:
+            batch.factors.append((model, *learned))
     events = await asyncio.shield(session.commit(batch)) if batch.events else []
     return [events[i] for i in call_indexes]
 

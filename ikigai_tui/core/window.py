@@ -1,36 +1,176 @@
-"""The sliding window: whole turns leave the front until the request fits the budget."""
+"""The sliding window: whole turns leave the front of the context until the request fits.
+
+The window start is a function of the context and the budget: the first turn from
+which system + tools + pins + summaries + the rest of the context fit the budget, or
+the latest turn, which always stays. Nothing is written to the log.
+
+`ContextMeter` keeps it incrementally: per-message counts are cached by event id, a
+message appended costs only itself, and pruning after a turn walks only the turns it
+removes. Any other change to the context (clear, rewind, filter, undo, a new model or
+a larger budget) recomputes from the start, which gives the same answer.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 
-from ikigai_tui.core.events import message_text
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.request import system_text
-from ikigai_tui.core.tokens import estimate_text
+from ikigai_tui.core.tokens import TokenCounter
+
+WARNING = 0.80
+CRITICAL = 0.95
+CONTEXT_FULL = "Context full. Use /clear to continue."
 
 
 @dataclass(frozen=True)
 class Window:
-    start: int | None  # id of the first message in the window, None when empty
-    first_index: int  # index of that message in the context
-    tokens: int  # system + window, estimated
+    start: int | None  # id of the first message in the window; None when it is empty
+    start_index: int  # its index among the context's messages (summaries excluded)
+    tokens: int  # the whole request: fixed + summaries + window
+    system: int  # system prompt and pins
+    tools: int
+    pins: int
+    summaries: int
+    window: int
+    outside: int  # tokens of the pruned turns
     pruned_turns: int
+    budget: int  # effective budget (0: the window is off)
+    limit: int  # the model's input limit
+    exact: bool
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.tokens / self.limit if self.limit else 0.0
+
+    @property
+    def state(self) -> str:
+        """normal / warning (>= 80%) / critical (>= 95%) / full (>= 100%) of the input limit."""
+        share = self.tokens / self.limit if self.limit else 0.0
+        if share >= 1.0:
+            return "full"
+        if share >= CRITICAL:
+            return "critical"
+        if share >= WARNING:
+            return "warning"
+        return "normal"
 
 
-def compute_window(r: Replayer, budget: int) -> Window:
-    entries = list(r.ctx.items())
-    system = estimate_text(system_text(r))
-    sizes = [estimate_text(message_text(e[1], e[2])) for _, e in entries]
-    total = system + sum(sizes)
-    # A turn starts at each user message; anything before the first is turn 0.
-    starts = [i for i, (_, e) in enumerate(entries) if e[1] == "user" and i > 0]
-    first, pruned = 0, 0
-    if budget > 0:
-        for start in starts:
-            if total <= budget:
-                break
-            total -= sum(sizes[first:start])
-            first, pruned = start, pruned + 1
-    start_id = entries[first][0] if entries else None
-    return Window(start_id, first, total, pruned)
+class ContextMeter:
+    """Token accounting and the sliding window of one agent, kept up to date cheaply."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.cache: dict[int, float] = {}  # raw tokens per message id: messages never change
+        self.ids: list[int] = []  # the context's messages in order (summaries apart)
+        self.sizes: list[float] = []
+        self.turn_starts: list[int] = []  # indexes into ids where a user message starts a turn
+        self.total = 0.0  # raw tokens of all messages in `ids`
+        self.summaries = 0.0
+        self.start = 0  # index of the first message in the window
+        self.turn = 0  # index into turn_starts of the turn at `start` (-1: leading turn 0)
+        self.outside = 0.0
+        self._changes = -1
+        self._budget_raw = -1.0
+        self._fixed_key: tuple = ()
+        self._fixed_value = (0.0, 0.0, 0.0)
+
+    # -- keeping up with the replayer -------------------------------------------
+
+    def _size(self, key: int, entry: tuple) -> float:
+        size = self.cache.get(key)
+        if size is None:
+            size = self.cache[key] = self.counter.message(entry[1], entry[2])
+        return size
+
+    def _rebuild(self, r: Replayer) -> None:
+        self.ids, self.sizes, self.turn_starts = [], [], []
+        self.total = self.summaries = 0.0
+        for key, entry in r.ctx.items():
+            if entry[1] == "summary":
+                self.summaries += self._size(key, entry)
+            else:
+                self._append(key, entry)
+        self.start, self.outside = 0, 0.0
+        self.turn = -1 if not self.turn_starts or self.turn_starts[0] > 0 else 0
+        self._changes = r.changes
+
+    def _append(self, key: int, entry: tuple) -> None:
+        size = self._size(key, entry)
+        if entry[1] == "user":
+            self.turn_starts.append(len(self.ids))
+        self.ids.append(key)
+        self.sizes.append(size)
+        self.total += size
+
+    def _catch_up(self, r: Replayer) -> None:
+        if r.changes != self._changes:
+            self._rebuild(r)
+            return
+        new = len(r.ctx) - len(self.ids) - len(r.summaries)
+        if new > 0:
+            appended = list(islice(reversed(r.ctx.items()), new))
+            for key, entry in reversed(appended):
+                self._append(key, entry)
+
+    # -- the window ---------------------------------------------------------------
+
+    def _prune(self, fixed_raw: float, budget_raw: float) -> None:
+        """Drop whole turns from the front while the request is over budget."""
+        if budget_raw <= 0:
+            return
+        starts = self.turn_starts
+        while fixed_raw + self.summaries + self.total - self.outside > budget_raw:
+            following = self.turn + 1
+            if following >= len(starts):
+                return  # the latest turn always stays
+            nxt = starts[following]
+            self.outside += sum(self.sizes[self.start : nxt])
+            self.start, self.turn = nxt, following
+
+    def measure(self, r: Replayer, tools: Sequence[dict], budget: int, limit: int) -> Window:
+        counter = self.counter
+        self._catch_up(r)
+        system_raw, tools_raw, pins_raw = self._fixed(r, tools)
+        fixed_raw = system_raw + tools_raw
+        budget_raw = budget / counter.factor if budget > 0 else 0.0
+        if budget_raw > self._budget_raw >= 0 or (budget_raw == 0) != (self._budget_raw == 0):
+            self._rebuild(r)  # more room than before: the window may start earlier
+        self._budget_raw = budget_raw
+        self._prune(fixed_raw, budget_raw)
+        window_raw = self.total - self.outside
+        start_id = self.ids[self.start] if self.start < len(self.ids) else None
+        scale = counter.scale
+        return Window(
+            start=start_id, start_index=self.start,
+            tokens=scale(fixed_raw + self.summaries + window_raw),
+            system=scale(system_raw), tools=scale(tools_raw), pins=scale(pins_raw),
+            summaries=scale(self.summaries), window=scale(window_raw),
+            outside=scale(self.outside), pruned_turns=self.turn + (1 if self._leading() else 0),
+            budget=budget, limit=limit, exact=counter.exact,
+        )
+
+    def _fixed(self, r: Replayer, tools: Sequence[dict]) -> tuple[float, float, float]:
+        """System (with pins), tools and pins, recounted only when they change."""
+        key = (r.system, tuple(r.pins), id(tools), len(tools))
+        if key != self._fixed_key:
+            counter = self.counter
+            system_raw = counter.fixed(system_text(r), ())
+            tools_raw = counter.fixed("", tools) - counter.fixed("", ())
+            pins_raw = counter.text("\n".join(r.pins)) if r.pins else 0.0
+            self._fixed_key, self._fixed_value = key, (system_raw, tools_raw, pins_raw)
+        return self._fixed_value
+
+    def _leading(self) -> bool:
+        """Whether a leading turn 0 (messages before the first user message) exists."""
+        return bool(self.ids) and (not self.turn_starts or self.turn_starts[0] > 0)
+
+    def raw_request(self, r: Replayer, tools: Sequence[dict]) -> float:
+        """The unscaled estimate of the request the window makes (for learning the factor)."""
+        system_raw, tools_raw, _ = self._fixed(r, tools)
+        return system_raw + tools_raw + self.summaries + self.total - self.outside
+
+    def window_ids(self) -> list[int]:
+        return self.ids[self.start :]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ikigai_tui.core.provider import Provider, ProviderError
+from ikigai_tui.core.provider import Limits, Provider, ProviderError
+from ikigai_tui.llm.models import model_limits
 from ikigai_tui.llm.offline import OfflineProvider
 
 OFFLINE = "offline"
@@ -53,6 +54,10 @@ class Providers:
                 f"'{model}' is not a model name: give the provider too, like openai/gpt-4o, "
                 f"anthropic/claude-sonnet-4-5, gemini/gemini-2.5-pro, or '{OFFLINE}'"
             )
+
+    def limits(self, model: str) -> Limits:
+        found = model_limits(model)
+        return Limits(found.input, found.reserve, found.known)
 
     def get(self, model: str) -> Provider:
         self.check(model)

@@ -324,8 +324,10 @@ async def test_exit_and_context_and_agents(session):
     assert out.exit is True and out.lines == []
     await talk(session, root, "hi")
     out = await session.command(root, "/context")
-    assert out.lines[0] == "Context: 2 messages (1 assistant, 1 user)"
-    assert any(line.startswith("Budget: 100000 tokens") for line in out.lines)
+    assert out.lines[0].startswith("Context: ") and "/200.0K tokens (0%), normal" in out.lines[0]
+    assert "estimated for offline" in out.lines[0]
+    assert any(line.strip().startswith("window") and "(2 messages)" in line for line in out.lines)
+    assert any(line.startswith("Budget: 100,000; window starts at message") for line in out.lines)
     out = await session.command(root, "/agents")
     assert len(out.lines) == 1 and out.lines[0].startswith("root (")
     assert "<- you" in out.lines[0]
