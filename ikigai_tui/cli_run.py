@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator
 from typing import TextIO
 
@@ -83,11 +84,27 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str]:
         for line in lines:
             yield line
         return
+    # A daemon thread, not the default executor: a thread blocked in readline() must
+    # not keep the program alive after Ctrl-C.
     loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    wanted = threading.Event()
+
+    def read() -> None:
+        while True:
+            wanted.wait()
+            wanted.clear()
+            line = sys.stdin.readline()
+            loop.call_soon_threadsafe(queue.put_nowait, line)
+            if not line:
+                return
+
+    threading.Thread(target=read, name="stdin", daemon=True).start()
     while True:
         if prompt:
             print("> ", end="", file=sys.stderr, flush=True)
-        line = await loop.run_in_executor(None, sys.stdin.readline)
+        wanted.set()
+        line = await queue.get()
         if not line:
             return
         yield line.rstrip("\n")
