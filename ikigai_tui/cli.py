@@ -1,6 +1,6 @@
 """Command line: `ikigai` and `python -m ikigai_tui`.
 
-    ikigai [--db PATH] [--model M] [--api-base URL]            the interactive program
+    ikigai [--db PATH] [--model M] [--api-base URL] [--line]   the full-screen program
     ikigai ... run [--agent A] [--script FILE]                 inputs from a file or stdin
     ikigai ... context [--agent A] [--json]
     ikigai ... agents [--json]
@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ikigai", description="A terminal workbench for long-running LLM conversations.")
     parser.add_argument("--version", action="version", version=f"ikigai {__version__}")
     _global_options(parser, None)
+    parser.add_argument("--line", dest="line_mode", action="store_true",
+                        help="line mode instead of the full-screen interface")
     # The same options after the subcommand, without overriding ones given before it.
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
@@ -64,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def _dispatch(args: argparse.Namespace, config: Config) -> int:
-    if args.command in (None, "run"):
+    if args.command == "run" or (args.command is None and args.line_mode):
         from ikigai_tui.cli_run import run
 
         return await run(args, config, interactive=args.command is None)
@@ -73,11 +75,25 @@ async def _dispatch(args: argparse.Namespace, config: Config) -> int:
     return await cli_output.report(args, config)
 
 
+def _tui(args: argparse.Namespace, config: Config) -> int:
+    from ikigai_tui.tui.app import create_app
+
+    app = create_app(config, model_override=args.model)
+    app.run()
+    return app.return_code or 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = load(db=args.db, model=args.model, api_base=args.api_base,
                       config_path=args.config)
+        if args.command is None and not args.line_mode:
+            if not sys.stdout.isatty() or not sys.stdin.isatty():
+                print("Error: the full-screen interface needs a terminal; use `ikigai run` "
+                      "for scripts, or --line for line mode", file=sys.stderr)
+                return 1
+            return _tui(args, config)
         return asyncio.run(_dispatch(args, config))
     except (ConfigError, StoreError, CommandError) as exc:
         print(f"Error: {exc}", file=sys.stderr)

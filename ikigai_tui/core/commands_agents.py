@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import uuid
 
 from ikigai_tui.core.agents import AgentTree
 from ikigai_tui.core.command_context import Invocation
@@ -55,7 +54,7 @@ async def fork(c: Invocation) -> CommandResult:
     model = opts.get("model") or r.model or c.agent.model
     if "model" in opts:
         c.session.check_model(model)
-    child_id = uuid.uuid4().hex
+    child_id = c.session.new_id()
     mark_event = mark.event_id if mark else None
     mark_name = mark.label if mark else None
     parent_side = c.add("fork", {"child": child_id, "mark": mark_name, "mark_event": mark_event})

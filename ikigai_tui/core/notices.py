@@ -35,6 +35,7 @@ class RetryNotice:
 class ErrorNotice:
     agent_id: str
     message: str
+    logged: bool = False  # also committed as an `error` event
 
 
 @dataclass(frozen=True)

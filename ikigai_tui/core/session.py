@@ -78,11 +78,21 @@ class Session:
 
     async def _create_root(self) -> None:
         batch = WriteBatch()
-        root = AgentRecord(uuid.uuid4().hex, None, "root", self.settings.model, "idle",
+        root = AgentRecord(self.new_id(), None, "root", self.settings.model, "idle",
                            time.time(), None, self.settings.budget)
         batch.new_agents.append(root)
         if self.settings.system_prompt:
             batch.add(root.id, "system", {"content": self.settings.system_prompt})
+        await self.commit(batch)
+
+    def new_id(self) -> str:
+        """A new agent id (replaceable, so snapshot tests get the same ids every run)."""
+        return uuid.uuid4().hex
+
+    async def record(self, agent_id: str, text: str, lines: list[str]) -> None:
+        """Write only a command record (a preview cancelled in the TUI, say)."""
+        batch = WriteBatch()
+        batch.add(agent_id, "command", {"text": text, "source": "human", "output": lines})
         await self.commit(batch)
 
     async def close(self) -> None:

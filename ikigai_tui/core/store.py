@@ -301,6 +301,30 @@ class Store:
         rows = await self._db.execute_fetchall(sql, params)
         return [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
 
+    async def page(
+        self, agent_id: str, kinds: Iterable[str], *, before: int | None = None,
+        after: int | None = None, limit: int = 100,
+    ) -> list[Event]:
+        """A page of one agent's events of some kinds, in log order: the newest `limit`
+        before `before`, or the oldest `limit` after `after` (for a scrollback)."""
+        wanted = list(kinds)
+        marks = ",".join("?" for _ in wanted)
+        sql = ("SELECT id, agent_id, kind, payload, created_at FROM events "
+               f"WHERE agent_id = ? AND kind IN ({marks})")
+        params: list[Any] = [agent_id, *wanted]
+        if after is not None:
+            sql += " AND id > ? ORDER BY id LIMIT ?"
+            params += [after, limit]
+        else:
+            if before is not None:
+                sql += " AND id < ?"
+                params.append(before)
+            sql += " ORDER BY id DESC LIMIT ?"
+            params.append(limit)
+        rows = await self._db.execute_fetchall(sql, params)
+        events = [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
+        return events if after is not None else events[::-1]
+
     async def agents(self) -> list[AgentRecord]:
         rows = await self._db.execute_fetchall(
             f"SELECT {_AGENT_COLUMNS} FROM agents ORDER BY created_at, rowid"

@@ -46,7 +46,7 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
         if not isinstance(exc, ProviderError):
             log.exception("turn of %s failed", agent.id)
         error = str(exc) if isinstance(exc, ProviderError) else f"internal error: {exc!r}"
-        session.notify(ErrorNotice(agent.id, error))
+        session.notify(ErrorNotice(agent.id, error, logged=True))
         # Kept in the history (never sent to the LLM) so a restart shows why the turn ended.
         batch = WriteBatch()
         batch.add(agent.id, "error", {"message": error})

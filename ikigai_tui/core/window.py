@@ -12,6 +12,7 @@ a larger budget) recomputes from the start, which gives the same answer.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -25,7 +26,7 @@ CRITICAL = 0.95
 CONTEXT_FULL = "Context full. Use /clear to continue."
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # built on every measure: slots, not frozen, is half the cost
 class Window:
     start: int | None  # id of the first message in the window; None when it is empty
     start_index: int  # its index among the context's messages (summaries excluded)
@@ -74,6 +75,7 @@ class ContextMeter:
         self.outside = 0.0
         self._changes = -1
         self._budget_raw = -1.0
+        self._room = 0.0
         self._fixed_key: tuple = ()
         self._fixed_value = (0.0, 0.0, 0.0)
 
@@ -100,6 +102,8 @@ class ContextMeter:
     def _append(self, key: int, entry: tuple) -> None:
         size = self._size(key, entry)
         if entry[1] == "user":
+            if not self.ids and self.start == 0:
+                self.turn = 0  # the context starts with a user message: no leading turn 0
             self.turn_starts.append(len(self.ids))
         self.ids.append(key)
         self.sizes.append(size)
@@ -136,9 +140,12 @@ class ContextMeter:
         system_raw, tools_raw, pins_raw = self._fixed(r, tools)
         fixed_raw = system_raw + tools_raw
         budget_raw = budget / counter.factor if budget > 0 else 0.0
-        if budget_raw > self._budget_raw >= 0 or (budget_raw == 0) != (self._budget_raw == 0):
-            self._rebuild(r)  # more room than before: the window may start earlier
-        self._budget_raw = budget_raw
+        room = budget_raw - fixed_raw
+        if (room > self._room and self._budget_raw >= 0) or (budget_raw == 0) != (self._budget_raw == 0):
+            # More room than before (a larger budget, fewer pins, a shorter system
+            # prompt): the window may start earlier, which only a recount finds.
+            self._rebuild(r)
+        self._budget_raw, self._room = budget_raw, room
         self._prune(fixed_raw, budget_raw)
         window_raw = self.total - self.outside
         start_id = self.ids[self.start] if self.start < len(self.ids) else None
@@ -148,7 +155,7 @@ class ContextMeter:
             tokens=scale(fixed_raw + self.summaries + window_raw),
             system=scale(system_raw), tools=scale(tools_raw), pins=scale(pins_raw),
             summaries=scale(self.summaries), window=scale(window_raw),
-            outside=scale(self.outside), pruned_turns=self.turn + (1 if self._leading() else 0),
+            outside=scale(self.outside), pruned_turns=self._pruned_turns(),
             budget=budget, limit=limit, exact=counter.exact,
         )
 
@@ -163,9 +170,13 @@ class ContextMeter:
             self._fixed_key, self._fixed_value = key, (system_raw, tools_raw, pins_raw)
         return self._fixed_value
 
-    def _leading(self) -> bool:
-        """Whether a leading turn 0 (messages before the first user message) exists."""
-        return bool(self.ids) and (not self.turn_starts or self.turn_starts[0] > 0)
+    def _pruned_turns(self) -> int:
+        """Whole turns before the window: those starting before it, plus a leading turn 0
+        (messages before the first user message) when there was one."""
+        if self.start == 0:
+            return 0
+        leading = not self.turn_starts or self.turn_starts[0] > 0
+        return bisect_left(self.turn_starts, self.start) + (1 if leading else 0)
 
     def raw_request(self, r: Replayer, tools: Sequence[dict]) -> float:
         """The unscaled estimate of the request the window makes (for learning the factor)."""

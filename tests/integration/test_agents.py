@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import pytest
 
-from ikigai_tui.core import commands_agents
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import StreamDelta
 from ikigai_tui.core.session import Session, SessionSettings
@@ -409,10 +407,9 @@ async def test_failed_kill_does_not_touch_the_target(slow_session):
 
 
 @pytest.fixture
-def fixed_ids(monkeypatch):
+def fixed_ids(session, monkeypatch):
     ids = iter(["abc1234" + "0" * 25, "abc1235" + "0" * 25, "fedcba" + "9" * 26])
-    fake = SimpleNamespace(uuid4=lambda: SimpleNamespace(hex=next(ids)))
-    monkeypatch.setattr(commands_agents, "uuid", fake)
+    monkeypatch.setattr(session, "new_id", lambda: next(ids))
 
 
 async def test_agent_resolution(session, fixed_ids):

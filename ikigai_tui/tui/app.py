@@ -1,0 +1,273 @@
+"""The full-screen application: agent tree, scrollbacks, gauge, input.
+
+The app holds no state the core does not hold: it shows the session and hands it the
+user's input. Session notices arrive as plain dataclasses on the same event loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Static
+
+from ikigai_tui.config import Config
+from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.events import Event
+from ikigai_tui.core.notices import (
+    AgentChanged, ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta, TurnFinished,
+)
+from ikigai_tui.core.provider import ProviderError
+from ikigai_tui.core.session import Session
+from ikigai_tui.core.window import CONTEXT_FULL
+from ikigai_tui.runtime import close_session, open_session
+from ikigai_tui.tui.completion import SlashCommands, completions
+from ikigai_tui.tui.panes import PaneManager
+from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.submit import submit
+from ikigai_tui.tui.transcript import items_from_events
+from ikigai_tui.tui.widgets.agent_tree import AgentRow, AgentTreeView
+from ikigai_tui.tui.widgets.gauge import ContextGauge
+from ikigai_tui.tui.widgets.prompt import PromptInput
+
+STYLES = Path(__file__).resolve().parent.parent / "styles"
+
+
+class IkigaiApp(App[None]):
+    CSS_PATH = [STYLES / "app.tcss", STYLES / "widgets.tcss"]
+    TITLE = "ikigai"
+    COMMANDS = App.COMMANDS | {SlashCommands}
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("escape", "stop_reply", "Stop reply"),
+        Binding("f1", "help", "Help"),
+        Binding("ctrl+t", "focus_tree", "Agents"),
+        Binding("alt+up", "agent('parent')", "Parent", show=False),
+        Binding("alt+down", "agent('child')", "Child", show=False),
+        Binding("alt+left", "agent('prev')", "Prev sibling", show=False),
+        Binding("alt+right", "agent('next')", "Next sibling", show=False),
+        Binding("f2", "split", "Split"),
+        Binding("f3", "close_pane", "Close pane"),
+        Binding("ctrl+w", "next_pane", "Next pane", show=False),
+        Binding("ctrl+o", "toggle_tools", "Tools"),
+        Binding("pageup", "scroll('page_up')", "Page up", show=False, priority=True),
+        Binding("pagedown", "scroll('page_down')", "Page down", show=False, priority=True),
+        Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True),
+        Binding("ctrl+end", "scroll('end')", "Bottom", show=False, priority=True),
+    ]
+
+    def __init__(self, config: Config, *, new_id: Callable[[], str] | None = None,
+                 db_label: str | None = None, model_override: str | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.model_override = model_override
+        self.session: Session | None = None
+        self.focused_agent: str | None = None
+        self._new_id = new_id
+        self.db_label = db_label or str(config.db)
+        self._refresh_pending = False
+
+    def compose(self) -> ComposeResult:
+        self.status_line = Static("", id="status")
+        self.agent_tree = AgentTreeView(id="tree")
+        self.gauge = ContextGauge(id="gauge")
+        self.prompt_input = PromptInput(completer=self._complete, id="prompt")
+        self.panes = PaneManager(self)
+        yield self.status_line
+        with Horizontal(id="body"):
+            yield self.agent_tree
+            with Vertical(id="main"):
+                yield self.panes.container
+                yield self.gauge
+                yield self.prompt_input
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.gauge.set_unknown()
+        self.session = session = await open_session(self.config)
+        if self._new_id is not None:
+            session.new_id = self._new_id  # type: ignore[method-assign]
+        session.listeners.append(self._on_notice)
+        root = session.tree.root
+        assert root is not None
+        self.focused_agent = root.id
+        if self.model_override and session.model_of(root) != self.model_override:
+            await session.command(root.id, f"/model {self.model_override}")
+        await self.panes.show(root.id)
+        self.prompt_input.focus()
+        self.schedule_refresh()
+
+    async def on_unmount(self) -> None:
+        if self.session is not None:
+            with contextlib.suppress(Exception):
+                await close_session(self.session)
+
+    # -- session notices ---------------------------------------------------------
+
+    def _on_notice(self, notice: Notice) -> None:
+        if isinstance(notice, StreamDelta):
+            for pane in self.panes.showing(notice.agent_id):
+                pane.scrollback.stream(notice.text)
+        elif isinstance(notice, EventsCommitted):
+            self._show_events(notice.events)
+        elif isinstance(notice, ErrorNotice) and not notice.logged:
+            for pane in self.panes.showing(notice.agent_id):
+                pane.scrollback.add_note("error", notice.message)
+        elif isinstance(notice, RetryNotice):
+            for pane in self.panes.showing(notice.agent_id):
+                pane.scrollback.add_note(
+                    "note", f"Retrying in {notice.delay:.1f}s (attempt {notice.attempt}): {notice.reason}")
+        if isinstance(notice, (AgentChanged, TurnFinished, EventsCommitted)):
+            self.schedule_refresh()
+
+    def _show_events(self, events: list[Event]) -> None:
+        by_agent: dict[str, list[Event]] = {}
+        for event in events:
+            by_agent.setdefault(event.agent_id, []).append(event)
+        for agent_id, mine in by_agent.items():
+            items = items_from_events(mine)
+            for pane in self.panes.showing(agent_id):
+                if any(e.kind == "assistant" for e in mine):
+                    pane.scrollback.end_stream()
+                pane.scrollback.add_items(items)
+
+    def schedule_refresh(self) -> None:
+        """Coalesce many notices into one update of the tree, gauge, titles and rules."""
+        if not self._refresh_pending:
+            self._refresh_pending = True
+            self.set_timer(0.03, self._refresh)
+
+    async def _refresh(self) -> None:
+        self._refresh_pending = False
+        session = self.session
+        if session is None or self.focused_agent is None:
+            return
+        tree = session.tree
+        focused = tree[self.focused_agent]
+        window = await session.measure(focused.id)
+        self.gauge.update_usage(window.tokens, window.limit, window.percent, window.state,
+                                window.exact, window.budget, window.pruned_turns)
+        self.prompt_input.set_blocked(CONTEXT_FULL if window.state == "full" else None)
+        model = session.model_of(focused)
+        offline = " model, no network" if model == "offline" else ""
+        self.status_line.update(Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
+                                f" · {self.db_label}"))
+        rows = []
+        for agent, _depth in tree.walk():
+            percent = None
+            if agent.replayer is not None:
+                percent = (await session.measure(agent.id)).percent
+            rows.append(AgentRow(agent.id, tree.label(agent.id), agent.status, agent.unread,
+                                 percent, agent.parent_id))
+        self.agent_tree.refresh_agents(rows, focused.id)
+        await self.panes.refresh_titles_and_rules()
+
+    # -- input -------------------------------------------------------------------
+
+    def _complete(self, before: str) -> list[str]:
+        return completions(self.session, self.focused_agent, before)
+
+    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        if self.session is None or self.focused_agent is None:
+            return
+        await submit(self, self.session, self.focused_agent, message.text)
+
+    def note(self, kind: str, text: str) -> None:
+        """A line in the focused pane that is not part of the log (an error that wrote nothing)."""
+        pane = self.panes.active
+        if pane is not None:
+            pane.scrollback.add_note(kind, text)
+
+    def start_command(self, name: str) -> None:
+        self.prompt_input.text = f"/{name} "
+        self.prompt_input.move_cursor(self.prompt_input.document.end)
+        self.prompt_input.focus()
+
+    async def on_agent_tree_view_selected(self, message: AgentTreeView.Selected) -> None:
+        await self.focus_agent(message.agent_id)
+
+    async def focus_agent(self, agent_id: str) -> None:
+        if self.session is None or agent_id not in self.session.tree:
+            return
+        self.focused_agent = agent_id
+        await self.panes.show(agent_id)
+        self.schedule_refresh()
+
+    # -- actions -----------------------------------------------------------------
+
+    async def action_stop_reply(self) -> None:
+        if self.session is not None and self.focused_agent is not None:
+            await self.session.cancel_turns([self.focused_agent])
+
+    def action_help(self) -> None:
+        from ikigai_tui.tui.screens.help import HelpScreen
+        from ikigai_tui.core.command_table import REGISTRY
+
+        commands = [(s.usage, s.summary, s.llm) for s in REGISTRY]
+        keys = [(b.key, b.description) for b in self.BINDINGS if isinstance(b, Binding)]
+        self.push_screen(HelpScreen(commands, keys))
+
+    def action_focus_tree(self) -> None:
+        self.agent_tree.focus()
+
+    async def action_agent(self, where: str) -> None:
+        session = self.session
+        if session is None or self.focused_agent is None:
+            return
+        tree = session.tree
+        me = tree[self.focused_agent]
+        target = None
+        if where == "parent":
+            target = me.parent_id
+        elif where == "child":
+            children = tree.children(me.id)
+            target = children[0].id if children else None
+        elif me.parent_id is not None:
+            siblings = [a.id for a in tree.children(me.parent_id)]
+            step = -1 if where == "prev" else 1
+            target = siblings[(siblings.index(me.id) + step) % len(siblings)]
+        if target is not None:
+            await self.focus_agent(target)
+
+    async def action_split(self) -> None:
+        await self.panes.split()
+        self.schedule_refresh()
+
+    async def action_close_pane(self) -> None:
+        await self.panes.close_active()
+        self.schedule_refresh()
+
+    async def action_next_pane(self) -> None:
+        await self.panes.cycle()
+        self.schedule_refresh()
+
+    def action_toggle_tools(self) -> None:
+        for pane in self.panes.all():
+            pane.scrollback.toggle_tools()
+
+    async def action_scroll(self, how: str) -> None:
+        pane = self.panes.active
+        if pane is None:
+            return
+        scrollback = pane.scrollback
+        if how == "home":
+            await scrollback.action_scroll_home()
+        elif how == "end":
+            await scrollback.action_scroll_end()
+        elif how == "page_up":
+            scrollback.scroll_page_up(animate=False)
+        else:
+            scrollback.scroll_page_down(animate=False)
+
+
+def create_app(config: Config, **options) -> IkigaiApp:
+    """The app as the CLI starts it; tests build it the same way."""
+    return IkigaiApp(config, **options)
+
+
+__all__ = ["IkigaiApp", "create_app", "CommandError", "ProviderError"]

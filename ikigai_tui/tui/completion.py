@@ -1,0 +1,61 @@
+"""Completion of slash commands, mark names and agents; the command palette's commands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from ikigai_tui.core.command_table import REGISTRY
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.session import Session
+
+MARK_COMMANDS = ("clear", "rewind", "fork")
+AGENT_COMMANDS = ("send", "kill")
+
+
+def completions(session: Session | None, agent_id: str | None, before: str) -> list[str]:
+    """Candidates replacing the word being typed (the text after the last space)."""
+    if not before.startswith("/"):
+        return []
+    head, _, word = before.rpartition(" ")
+    if not head:  # the command name itself
+        return [f"/{s.name}" for s in REGISTRY if f"/{s.name}".startswith(word)]
+    name = head.split()[0][1:]
+    if head.strip() != head.split()[0]:
+        return []  # only the first argument is completed
+    if session is None or agent_id is None:
+        return []
+    if name in MARK_COMMANDS:
+        replayer = session.tree[agent_id].replayer
+        labels = [m.label for m in replayer.valid_marks()] if replayer is not None else []
+        return [label for label in labels if label.startswith(word)]
+    if name in AGENT_COMMANDS:
+        tree = session.tree
+        names = [a.name or tree.short_id(a.id) for a in tree if not a.dead and a.id != agent_id]
+        return [n for n in names if n.startswith(word)]
+    return []
+
+
+class SlashCommands(Provider):
+    """The command palette lists every slash command; choosing one starts it in the input."""
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for spec in REGISTRY:
+            score = matcher.match(f"{spec.usage} {spec.summary}")
+            if score > 0:
+                yield Hit(score, matcher.highlight(spec.usage), partial(self._start, spec.name),
+                          help=spec.summary)
+
+    async def discover(self) -> Hits:
+        for spec in REGISTRY:
+            yield DiscoveryHit(spec.usage, partial(self._start, spec.name), help=spec.summary)
+
+    def _start(self, name: str) -> None:
+        starter: Callable[[str], None] | None = getattr(self.app, "start_command", None)
+        if starter is not None:
+            starter(name)

@@ -1,0 +1,153 @@
+"""The panes of the main area: one per shown agent, side by side in the split view."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.containers import Horizontal
+
+from ikigai_tui.core.events import Event
+from ikigai_tui.tui.transcript import SHOWN_KINDS, Item, item_from_event, items_from_events
+from ikigai_tui.tui.widgets.pane import AgentPane
+
+if TYPE_CHECKING:
+    from ikigai_tui.tui.app import IkigaiApp
+
+MAX_PANES = 4
+
+
+class PaneManager:
+    def __init__(self, app: IkigaiApp) -> None:
+        self.app = app
+        self.container = Horizontal(id="panes")
+        self.panes: list[AgentPane] = []
+        self.index = 0
+
+    @property
+    def active(self) -> AgentPane | None:
+        return self.panes[self.index] if self.panes else None
+
+    def all(self) -> list[AgentPane]:
+        return list(self.panes)
+
+    def showing(self, agent_id: str) -> list[AgentPane]:
+        return [p for p in self.panes if p.agent_id == agent_id]
+
+    def _pages(self, agent_id: str):
+        session = self.app.session
+        assert session is not None
+
+        async def pages(*, before: int | None = None, after: int | None = None,
+                        oldest: bool = False, limit: int = 60) -> list[Item]:
+            store = session.store
+            if oldest:
+                events = await store.page(agent_id, SHOWN_KINDS, after=0, limit=limit)
+            elif after is not None:
+                return items_from_events(await store.page(agent_id, SHOWN_KINDS, after=after, limit=limit))
+            else:
+                events = await store.page(agent_id, SHOWN_KINDS, before=before, limit=limit)
+            items = items_from_events(events)
+            reached_start = oldest or len(events) < limit
+            if reached_start and session.tree[agent_id].parent_id is not None:
+                items = await self._inherited(agent_id) + items
+            return items
+
+        return pages
+
+    async def _inherited(self, agent_id: str) -> list[Item]:
+        """What a child got from its parent at fork, shown above its own transcript."""
+        session = self.app.session
+        assert session is not None
+        replayer = await session.replayer(agent_id)
+        agent = session.tree[agent_id]
+        items: list[Item] = []
+        for key, (_seq, kind, payload) in replayer.base.entries:
+            if kind == "summary":
+                items.append(Item(key, "note", f"Summary: {payload.get('content', '')}"))
+            else:
+                item = item_from_event(Event(key, agent_id, kind, payload, 0.0))
+                if item is not None:
+                    items.append(item)
+        parent = session.tree.label(agent.parent_id) if agent.parent_id else "?"
+        head = Item(-2, "note", f"Forked from {parent}: {len(items)} inherited message"
+                                f"{'s' if len(items) != 1 else ''}")
+        return [head, *items, Item(-3, "note", "(this agent's own messages follow)")]
+
+    async def _new_pane(self, agent_id: str) -> AgentPane:
+        pane = AgentPane(agent_id, self._pages(agent_id))
+        return pane
+
+    async def show(self, agent_id: str) -> None:
+        """Show the agent in the active pane (or make the pane already showing it active)."""
+        for i, pane in enumerate(self.panes):
+            if pane.agent_id == agent_id:
+                self.index = i
+                self._mark_active()
+                return
+        pane = await self._new_pane(agent_id)
+        if not self.panes:
+            self.panes.append(pane)
+            await self.container.mount(pane)
+        else:
+            old = self.panes[self.index]
+            self.panes[self.index] = pane
+            await self.container.mount(pane, after=old)
+            await old.remove()
+        self._mark_active()
+        await pane.scrollback.load_latest()
+
+    async def split(self) -> None:
+        """Add a pane beside the others, for the next agent not shown yet."""
+        session = self.app.session
+        if session is None or len(self.panes) >= MAX_PANES:
+            self.app.notify(f"At most {MAX_PANES} panes.", severity="warning")
+            return
+        shown = {p.agent_id for p in self.panes}
+        focused = self.app.focused_agent
+        children = [a.id for a in session.tree.children(focused)] if focused else []
+        order = children + [a.id for a, _ in session.tree.walk()]
+        candidate = next((a for a in order if a not in shown), None)
+        if candidate is None:
+            self.app.notify("Every agent is already shown. Fork one with /fork.", severity="warning")
+            return
+        pane = await self._new_pane(candidate)
+        self.panes.append(pane)
+        await self.container.mount(pane)
+        self._mark_active()
+        await pane.scrollback.load_latest()
+
+    async def close_active(self) -> None:
+        if len(self.panes) <= 1:
+            return
+        pane = self.panes.pop(self.index)
+        self.index = min(self.index, len(self.panes) - 1)
+        await pane.remove()
+        self.app.focused_agent = self.panes[self.index].agent_id
+        self._mark_active()
+
+    async def cycle(self) -> None:
+        if self.panes:
+            self.index = (self.index + 1) % len(self.panes)
+            self.app.focused_agent = self.panes[self.index].agent_id
+            self._mark_active()
+
+    def _mark_active(self) -> None:
+        for i, pane in enumerate(self.panes):
+            pane.set_class(i == self.index and len(self.panes) > 1, "-active")
+
+    async def refresh_titles_and_rules(self) -> None:
+        session = self.app.session
+        if session is None:
+            return
+        tree = session.tree
+        for pane in self.panes:
+            agent = tree[pane.agent_id]
+            window = await session.measure(agent.id)
+            turns = window.pruned_turns
+            if window.start is not None and window.start_index > 0:
+                label = (f" window starts here · {turns} older turn{'s' if turns != 1 else ''} "
+                         "not sent ")
+                pane.scrollback.set_rule(window.start, label)
+            else:
+                pane.scrollback.set_rule(None, "")
+            pane.set_title(f"{tree.label(agent.id)} · {agent.status} · {session.model_of(agent)}")

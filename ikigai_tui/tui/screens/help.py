@@ -1,0 +1,172 @@
+"""The help screen: commands, key bindings and how the context works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich import box
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Static
+
+from ikigai_tui.tui.safe_text import plain
+
+__all__ = ["HelpScreen"]
+
+STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
+
+LLM_MARK = "●"
+
+# (lead, body) paragraphs on how the context works; trusted text, still shown plain.
+CONTEXT_NOTES: tuple[tuple[str, str], ...] = (
+    (
+        "The context",
+        "is what an agent's LLM sees. It is computed from a log that is never edited: "
+        "/clear, /rewind, /forget, /remember and /compact only add events that change "
+        "the view, and /undo reverses the latest of them. /context shows what is sent.",
+    ),
+    (
+        "The window",
+        "keeps requests within the token budget. When an agent goes idle, whole turns "
+        "leave from the front until the request fits; the latest turn always stays. A "
+        "rule in the scrollback shows where the window starts. Pins and summaries are "
+        "outside it and always sent; /recall still finds everything that left.",
+    ),
+    (
+        "Marks",
+        "are checkpoints: /mark NAME saves the current position, /rewind NAME and "
+        "/clear NAME go back to it, /marks lists them.",
+    ),
+    (
+        "Forks",
+        "start a child agent: /fork gives it the whole context, /fork MARK only what came "
+        "after the mark. To delegate, /mark R, write the brief, then /fork R PROMPT: the "
+        "child starts from the brief alone. Agents run side by side and talk by /send.",
+    ),
+)
+
+
+class HelpTable(Widget):
+    """A Rich table styled from screens.tcss component classes; rebuilt on each render."""
+
+    COMPONENT_CLASSES = {"help--usage", "help--key", "help--marker", "help--muted"}
+
+    DEFAULT_CSS = """
+    HelpTable { height: auto; }
+    """
+
+    def _style(self, name: str) -> Style:
+        """A component's colour and text style, without a background (the dialog's shows)."""
+        style = self.get_component_rich_style(name)
+        return Style(color=style.color, bold=style.bold, italic=style.italic)
+
+    def _first_width(self, longest: int, share: float) -> int:
+        """Width of the first column: its longest cell, but at most `share` of the width."""
+        return max(8, min(longest, int(self.size.width * share)))
+
+    def _table(self) -> Table:
+        muted = self._style("help--muted")
+        return Table(
+            box=box.SIMPLE_HEAD, expand=True, show_edge=False, pad_edge=False,
+            header_style=muted, border_style=muted, padding=(0, 2, 0, 0),
+        )
+
+
+class HelpCommands(HelpTable):
+    """Usage, summary and whether the LLM may call each command."""
+
+    def __init__(self, commands: list[tuple[str, str, bool]], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._commands = commands
+
+    def render(self) -> Table:
+        table = self._table()
+        longest = max([len(usage) for usage, _, _ in self._commands] + [12])
+        table.add_column("Command", width=self._first_width(longest, 0.47), overflow="fold")
+        table.add_column("What it does", ratio=1, overflow="fold")
+        table.add_column("LLM", width=3, justify="center", no_wrap=True)
+        usage_style = self._style("help--usage")
+        marker_style = self._style("help--marker")
+        for usage, summary, llm_may_call in self._commands:
+            table.add_row(
+                plain(usage, usage_style),
+                plain(summary),
+                Text(LLM_MARK, style=marker_style) if llm_may_call else Text(""),
+            )
+        if not self._commands:
+            table.add_row(Text("(none)", style=self._style("help--muted")), Text(""), Text(""))
+        return table
+
+
+class HelpKeys(HelpTable):
+    """Key bindings and what they do."""
+
+    def __init__(self, bindings: list[tuple[str, str]], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._key_rows = bindings
+
+    def render(self) -> Table:
+        table = self._table()
+        longest = max([len(key) for key, _ in self._key_rows] + [12])
+        table.add_column("Key", width=self._first_width(longest, 1 / 3), overflow="fold")
+        table.add_column("Action", ratio=1, overflow="fold")
+        key_style = self._style("help--key")
+        for key, description in self._key_rows:
+            table.add_row(plain(key, key_style), plain(description))
+        if not self._key_rows:
+            table.add_row(Text("(none)", style=self._style("help--muted")), Text(""))
+        return table
+
+
+class HelpScreen(ModalScreen[None]):
+    """A scrollable help dialog. Esc, q or F1 close it."""
+
+    CSS_PATH = STYLES
+    AUTO_FOCUS = "#help-body"
+
+    BINDINGS = [
+        Binding("escape", "close", "Close", show=False),
+        Binding("q", "close", "Close", show=False),
+        Binding("f1", "close", "Close", show=False),
+    ]
+
+    def __init__(
+        self, commands: list[tuple[str, str, bool]], bindings: list[tuple[str, str]]
+    ) -> None:
+        super().__init__()
+        self._commands = list(commands)
+        self._key_rows = list(bindings)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog") as dialog:
+            dialog.border_title = "Help"
+            dialog.border_subtitle = "ikigai"
+            with VerticalScroll(id="help-body"):
+                yield Static(Text("Commands"), classes="section -first")
+                yield HelpCommands(self._commands, id="help-commands")
+                yield Static(
+                    Content.assemble(
+                        (LLM_MARK, "$text-success"),
+                        "  the agent's LLM may run this command too, through its slash tool.",
+                    ),
+                    classes="legend",
+                )
+                yield Static(Text("Keys"), classes="section")
+                yield HelpKeys(self._key_rows, id="help-keys")
+                yield Static(Text("Context"), classes="section")
+                for lead, body in CONTEXT_NOTES:
+                    paragraph = Text()
+                    paragraph.append(lead, style="bold")
+                    paragraph.append(" " + body)
+                    yield Static(paragraph, classes="paragraph")
+            yield Static(Text("esc · q · F1  close      ↑ ↓ PgUp PgDn  scroll"), classes="hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,39 @@
+"""What a scrollback shows: transcript items made from log events, paged from SQLite."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ikigai_tui.core.events import Event
+
+SHOWN_KINDS = ("user", "assistant", "tool_call", "tool_result", "command", "error")
+
+
+@dataclass
+class Item:
+    key: int  # event id (negative for items that are not in the log)
+    kind: str  # user | assistant | tool_call | tool_result | command | error | note | stream
+    text: str
+    meta: dict = field(default_factory=dict)
+
+
+def item_from_event(event: Event) -> Item | None:
+    p = event.payload
+    if event.kind in ("user", "assistant"):
+        return Item(event.id, event.kind, str(p.get("content") or ""),
+                    {"interrupted": bool(p.get("interrupted")), "reason": p.get("reason")})
+    if event.kind == "tool_call":
+        return Item(event.id, "tool_call", str(p.get("arguments") or ""), {"name": p.get("name", "?")})
+    if event.kind == "tool_result":
+        return Item(event.id, "tool_result", str(p.get("content") or ""),
+                    {"error": bool(p.get("is_error"))})
+    if event.kind == "command":
+        return Item(event.id, "command", str(p.get("text") or ""),
+                    {"output": list(p.get("output") or []), "source": p.get("source")})
+    if event.kind == "error":
+        return Item(event.id, "error", str(p.get("message") or ""))
+    return None
+
+
+def items_from_events(events: list[Event]) -> list[Item]:
+    return [item for item in map(item_from_event, events) if item is not None]

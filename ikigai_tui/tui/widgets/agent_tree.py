@@ -1,0 +1,150 @@
+"""The agent tree: status, name, context usage and unread mail of every agent.
+
+Each node's data is the agent id. The focused agent is bold with a ``▶`` marker and
+the cursor is moved to it when the focus changes; dead agents are dimmed. Enter or a
+click on a node posts `AgentTreeView.Selected`. `refresh_agents` updates labels in place
+while the set of agents (and their parents) is unchanged, and rebuilds otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from ikigai_tui.tui.safe_text import sanitize
+
+__all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label"]
+
+STATUS_GLYPHS = {"idle": "○", "working": "●", "dead": "✕"}
+FOCUS_MARKER = "▶ "
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    id: str
+    label: str
+    status: str
+    unread: int
+    percent: float | None
+    parent_id: str | None
+
+
+def _usage_style(percent: float) -> str:
+    if percent >= 95:
+        return "bold red"
+    if percent >= 80:
+        return "yellow"
+    return "dim"
+
+
+def agent_label(row: AgentRow, focused: bool) -> Text:
+    """The one-line label of a node (never parsed as markup)."""
+    dead = row.status == "dead"
+    glyph = STATUS_GLYPHS.get(row.status, "·")
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if focused:
+        text.append(FOCUS_MARKER, style="bold")
+    glyph_style = "green" if row.status == "working" else ("red" if dead else "")
+    text.append(glyph, style=glyph_style)
+    text.append(" ")
+    name = sanitize(row.label).replace("\n", " ").replace("\t", " ") or row.id
+    text.append(name, style="bold" if focused else "")
+    if row.percent is not None and math.isfinite(row.percent):
+        percent = max(0.0, row.percent)
+        text.append(f" {math.floor(percent)}%", style=_usage_style(percent))
+    if row.unread > 0:
+        text.append(f" ✉{row.unread}", style="bold yellow")
+    if dead:
+        text.stylize("dim")
+    return text
+
+
+class AgentTreeView(Tree[str]):
+    """Every agent of the session, parents before children, all expanded."""
+
+    DEFAULT_CSS = """
+    AgentTreeView {
+        width: 1fr;
+        height: 1fr;
+    }
+    """
+
+    class Selected(Message):
+        """The user chose an agent (Enter or click)."""
+
+        def __init__(self, agent_id: str) -> None:
+            self.agent_id = agent_id
+            super().__init__()
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(Text("agents"), id=id, classes=classes)
+        self.set_reactive(Tree.show_root, False)
+        self.set_reactive(Tree.auto_expand, False)
+        self.set_reactive(Tree.guide_depth, 3)
+        self._agent_nodes: dict[str, TreeNode[str]] = {}
+        self._shape: list[tuple[str, str | None]] = []
+        self._label_keys: dict[str, tuple] = {}
+        self._focused: str | None = None
+
+    def process_label(self, label: str | Text) -> Text:
+        # Never parse markup: a str label is plain text.
+        if isinstance(label, str):
+            label = Text(sanitize(label))
+        return label.split()[0] if label.plain else label
+
+    @property
+    def agent_ids(self) -> list[str]:
+        """Ids of the agents shown, in display order."""
+        return [agent_id for agent_id, _ in self._shape]
+
+    def node_for(self, agent_id: str) -> TreeNode[str] | None:
+        return self._agent_nodes.get(agent_id)
+
+    def refresh_agents(self, rows: list[AgentRow], focused: str) -> None:
+        shape = [(row.id, row.parent_id) for row in rows]
+        if shape != self._shape:
+            self._rebuild(rows, focused)
+        else:
+            for row in rows:
+                key = (row, row.id == focused)
+                if self._label_keys.get(row.id) != key:
+                    self._label_keys[row.id] = key
+                    self._agent_nodes[row.id].set_label(agent_label(row, row.id == focused))
+        if focused != self._focused or self.cursor_node is None:
+            self._focused = focused
+            node = self._agent_nodes.get(focused)
+            if node is not None:
+                _ = self.last_line  # lay the lines out, so the node knows its line
+                self.move_cursor(node)
+
+    def _rebuild(self, rows: list[AgentRow], focused: str) -> None:
+        self.root.remove_children()
+        self._agent_nodes.clear()
+        self._label_keys.clear()
+        for row in rows:
+            parent = self._agent_nodes.get(row.parent_id) if row.parent_id else None
+            node = (parent or self.root).add(
+                agent_label(row, row.id == focused),
+                data=row.id,
+                expand=True,
+                allow_expand=False,
+            )
+            self._agent_nodes[row.id] = node
+            self._label_keys[row.id] = (row, row.id == focused)
+        self._shape = [(row.id, row.parent_id) for row in rows]
+        self._focused = None  # place the cursor again
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.post_message(self.Selected(event.node.data))

@@ -1,0 +1,124 @@
+"""The context gauge: ``Context: 80K/200K tokens (40%)`` for the focused agent.
+
+The state (``normal`` / ``warning`` / ``critical`` / ``full``) is one CSS class at a time,
+``-normal`` ... ``-full``; colours live in ``ikigai_tui/styles/widgets.tcss``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+from textual.widgets import Static
+
+__all__ = ["STATES", "ContextGauge", "format_tokens", "gauge_text"]
+
+STATES = ("normal", "warning", "critical", "full")
+_STATE_CLASSES = tuple(f"-{state}" for state in STATES)
+
+
+def format_tokens(count: int) -> str:
+    """999 -> "999", 9500 -> "9.5K", 80000 -> "80K", 1500000 -> "1.5M"."""
+    count = max(0, int(count))
+    if count < 1000:
+        return str(count)
+    if count < 10_000:
+        return f"{math.floor(count / 100) / 10:.1f}K"
+    thousands = round(count / 1000)
+    if thousands < 1000:
+        return f"{thousands}K"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def _format_percent(percent: float) -> str:
+    # Floor, so the figure never reaches a threshold before the state does.
+    if not math.isfinite(percent):
+        return "?"
+    return f"{max(0, math.floor(percent))}%"
+
+
+def gauge_text(
+    tokens: int,
+    limit: int,
+    percent: float,
+    exact: bool,
+    budget: int = 0,
+    pruned_turns: int = 0,
+) -> Text:
+    """The gauge's line as plain rich Text (the dim suffix carries a style)."""
+    approx = "" if exact else "~"
+    if limit > 0:
+        main = (
+            f"Context: {approx}{format_tokens(tokens)}/{format_tokens(limit)} tokens "
+            f"({_format_percent(percent)})"
+        )
+    else:
+        main = f"Context: {approx}{format_tokens(tokens)} tokens"
+    if not exact:
+        main += " estimated"
+    text = Text(main)
+    extras: list[str] = []
+    if budget > 0:
+        extras.append(f"window {format_tokens(budget)}")
+    if pruned_turns > 0:
+        extras.append(f"{pruned_turns} turn{'s' if pruned_turns != 1 else ''} pruned")
+    if extras:
+        text.append("".join(f" · {extra}" for extra in extras), style="dim")
+    return text
+
+
+class ContextGauge(Static):
+    """One line; always visible for the focused agent."""
+
+    DEFAULT_CSS = """
+    ContextGauge {
+        height: 1;
+        width: 1fr;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__("", id=id, classes=classes, markup=False)
+        self._shown: tuple | None = None
+        self.set_unknown()
+
+    def update_usage(
+        self,
+        tokens: int,
+        limit: int,
+        percent: float,
+        state: str,
+        exact: bool,
+        budget: int = 0,
+        pruned_turns: int = 0,
+    ) -> None:
+        key = (tokens, limit, percent, state, exact, budget, pruned_turns)
+        if key == self._shown:
+            return
+        self._shown = key
+        self._set_state(state)
+        self.update(gauge_text(tokens, limit, percent, exact, budget, pruned_turns))
+
+    def set_unknown(self) -> None:
+        """While the focused agent is still loading."""
+        if self._shown == ("unknown",):
+            return
+        self._shown = ("unknown",)
+        self._set_state("normal")
+        self.update(Text("Context: …"))
+
+    @property
+    def state(self) -> str:
+        for state in STATES:
+            if self.has_class(f"-{state}"):
+                return state
+        return "normal"
+
+    def _set_state(self, state: str) -> None:
+        if state not in STATES:
+            state = "normal"
+        wanted = f"-{state}"
+        self.set_class(True, wanted)
+        for cls in _STATE_CLASSES:
+            if cls != wanted:
+                self.set_class(False, cls)

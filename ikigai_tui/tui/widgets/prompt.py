@@ -1,0 +1,261 @@
+"""The input: multi-line, with history and Tab completion.
+
+Keys (handled in ``_on_key``, before the TextArea's own handling and before any
+non-priority binding of the screen or app):
+
+- ``enter`` submits (posts `PromptInput.Submitted`, records history, clears); blank text
+  posts nothing.
+- ``ctrl+j`` inserts a newline in every terminal. ``shift+enter``, ``alt+enter`` and
+  ``ctrl+enter`` do too where the terminal reports them (kitty keyboard protocol:
+  kitty, foot, WezTerm, Ghostty, recent iTerm2); a legacy terminal sends a plain Enter
+  for them, which submits.
+- ``up`` on the first line / ``down`` on the last line walk the history; the draft
+  being typed is kept and comes back after the newest entry.
+- ``tab`` completes the current word with the completer; when there is no word before
+  the cursor, Tab keeps its usual meaning (focus the next widget).
+
+Styles live in ``ikigai_tui/styles/widgets.tcss`` (class ``-blocked`` while sending is
+blocked). Nothing typed or completed is ever parsed as markup.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+from ikigai_tui.tui.safe_text import sanitize
+
+__all__ = ["PromptInput"]
+
+NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter", "ctrl+enter"})
+HINT_LIMIT = 8
+_LAST_WORD = re.compile(r"\S*\Z")
+
+
+class PromptInput(TextArea):
+    """The message/command input of the focused agent."""
+
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+    }
+    """
+
+    # Shown in the footer; the keys themselves are handled in `_on_key`.
+    BINDINGS = [
+        Binding("enter", "submit", "Send"),
+        Binding("ctrl+j", "newline", "New line"),
+    ]
+
+    class Submitted(Message):
+        """The user pressed Enter on non-blank text."""
+
+        def __init__(self, prompt: PromptInput, text: str) -> None:
+            self.prompt = prompt
+            self.text = text
+            super().__init__()
+
+        @property
+        def control(self) -> PromptInput:
+            return self.prompt
+
+    def __init__(
+        self,
+        *,
+        completer: Callable[[str], list[str]] | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(
+            "",
+            id=id,
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            placeholder="Message, or / for commands (Enter sends, Ctrl+J new line)",
+        )
+        self._completer = completer
+        self._history: list[str] = []
+        self._history_index: int | None = None  # None: editing the draft
+        self._draft = ""
+        self._hint_for: str | None = None  # the text the completion hint belongs to
+        self._blocked: str | None = None
+        self._title_before_block: str | None = None
+
+    # ---- public API -------------------------------------------------------------
+
+    def set_blocked(self, message: str | None) -> None:
+        """Show `message` as a warning in the border title; None lifts it."""
+        if message is None:
+            if self._blocked is not None:
+                self._blocked = None
+                self.remove_class("-blocked")
+                self.border_title = self._title_before_block
+                self._title_before_block = None
+            return
+        if self._blocked is None:
+            self._title_before_block = self.border_title
+        self._blocked = message
+        self.border_title = Text(sanitize(message))
+        self.add_class("-blocked")
+
+    @property
+    def blocked(self) -> str | None:
+        """The blocking message, or None."""
+        return self._blocked
+
+    def set_history(self, items: list[str]) -> None:
+        """Replace the history (oldest first); the draft is kept."""
+        self._history = [item for item in items if item.strip()]
+        self._history_index = None
+
+    @property
+    def input_history(self) -> list[str]:
+        """A copy of the history, oldest first."""
+        return list(self._history)
+
+    # ---- actions ------------------------------------------------------------------
+
+    def action_submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        if not self._history or self._history[-1] != text:
+            self._history.append(text)
+        self._history_index = None
+        self._draft = ""
+        self._clear_hint()
+        self.clear()
+        self.post_message(self.Submitted(self, text))
+
+    def action_newline(self) -> None:
+        if self.read_only:
+            return
+        start, end = self.selection
+        self.replace("\n", start, end, maintain_selection_offset=False)
+
+    # ---- keys -----------------------------------------------------------------------
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        # Keeps ancestors' bindings (even priority ones) for these keys from firing
+        # or showing in the footer while the input has focus.
+        if not self.read_only and (key == "enter" or key in NEWLINE_KEYS):
+            return True
+        return super().check_consume_key(key, character)
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        handled = False
+        if key == "enter":
+            self.action_submit()
+            handled = True
+        elif key in NEWLINE_KEYS:
+            self.action_newline()
+            handled = True
+        elif key == "tab":
+            handled = self._complete()
+        elif key == "up":
+            handled = self._history_back()
+        elif key == "down":
+            handled = self._history_forward()
+        if handled:
+            event.stop()
+            event.prevent_default()
+            self._restart_blink()
+            return
+        await super()._on_key(event)
+
+    # ---- history --------------------------------------------------------------------
+
+    def _on_first_line(self) -> bool:
+        return self.selection.is_empty and self.cursor_location[0] == 0
+
+    def _on_last_line(self) -> bool:
+        return self.selection.is_empty and self.cursor_location[0] == self.document.line_count - 1
+
+    def _history_back(self) -> bool:
+        if not self._history or not self._on_first_line():
+            return False
+        if self._history_index is None:
+            self._draft = self.text
+            index = len(self._history) - 1
+        elif self._history_index > 0:
+            index = self._history_index - 1
+        else:
+            return True  # already at the oldest entry
+        self._history_index = index
+        # The cursor stays on the first line, so the next Up keeps walking back.
+        self._show(self._history[index], cursor_on_first_line=True)
+        return True
+
+    def _history_forward(self) -> bool:
+        if self._history_index is None or not self._on_last_line():
+            return False
+        index = self._history_index + 1
+        if index >= len(self._history):
+            self._history_index = None
+            self._show(self._draft, cursor_on_first_line=False)
+            self._draft = ""
+        else:
+            self._history_index = index
+            self._show(self._history[index], cursor_on_first_line=False)
+        return True
+
+    def _show(self, text: str, *, cursor_on_first_line: bool) -> None:
+        self._clear_hint()
+        self.replace(text, self.document.start, self.document.end)
+        if cursor_on_first_line:
+            first = text.split("\n", 1)[0]
+            self.move_cursor((0, len(first)))
+        else:
+            self.move_cursor(self.document.end)
+
+    # ---- completion -----------------------------------------------------------------
+
+    def _complete(self) -> bool:
+        if self._completer is None or not self.selection.is_empty:
+            return False
+        row, column = self.cursor_location
+        before = self.get_text_range(self.document.start, self.cursor_location)
+        if not before.strip():
+            return False  # nothing typed: Tab moves the focus as usual
+        word = _LAST_WORD.search(before.split("\n")[-1])
+        current = word.group() if word else ""
+        start = (row, column - len(current))
+        candidates = list(dict.fromkeys(self._completer(before)))
+        if not candidates:
+            self._clear_hint()
+            self.app.bell()
+            return True
+        if len(candidates) == 1:
+            self.replace(candidates[0] + " ", start, self.cursor_location)
+            self._clear_hint()
+            return True
+        prefix = os.path.commonprefix(candidates)
+        if len(prefix) > len(current) and prefix.startswith(current):
+            self.replace(prefix, start, self.cursor_location)
+        hint = "  ".join(candidates[:HINT_LIMIT])
+        if len(candidates) > HINT_LIMIT:
+            hint += f"  … +{len(candidates) - HINT_LIMIT}"
+        self.border_subtitle = Text(sanitize(hint))
+        self._hint_for = self.text
+        return True
+
+    def _clear_hint(self) -> None:
+        if self._hint_for is not None:
+            self._hint_for = None
+            self.border_subtitle = None
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        # Editing after a completion makes its candidate list stale.
+        if self._hint_for is not None and self.text != self._hint_for:
+            self._clear_hint()

@@ -1,0 +1,271 @@
+"""The scrollback of one agent: virtualised, paged from SQLite, streaming in place.
+
+It never holds a widget per message. It keeps a bounded, contiguous range of
+transcript items rendered to lines, shows only the lines in view (Textual's line API),
+and loads older (or newer) pages from the log when the view nears an edge of the range.
+A reply streams into it by appending finished lines; only the last, partial line is
+redrawn, so a long reply costs the same per chunk at its end as at its start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ikigai_tui.tui.render import render_item
+from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.transcript import Item
+
+Page = Callable[..., Awaitable[list[Item]]]
+PAGE_ITEMS = 60
+MAX_LINES = 4000
+EDGE = 2  # screens from an edge of the loaded range at which the next page is fetched
+
+
+class StreamWrap:
+    """Greedy word wrap, fed piece by piece: finished lines never change again."""
+
+    def __init__(self, width: int) -> None:
+        self.width = max(8, width)
+        self.line = ""
+        self.text = ""
+
+    def feed(self, piece: str) -> list[str]:
+        self.text += piece
+        done: list[str] = []
+        for ch in sanitize(piece):
+            if ch == "\n":
+                done.append(self.line)
+                self.line = ""
+                continue
+            self.line += ch
+            if cell_len(self.line) > self.width:
+                cut = self.line.rfind(" ")
+                if cut <= 0:
+                    done.append(self.line[:-1])
+                    self.line = self.line[-1]
+                else:
+                    done.append(self.line[:cut])
+                    self.line = self.line[cut + 1 :]
+        return done
+
+
+class Scrollback(ScrollView, can_focus=True):
+    """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log."""
+
+    DEFAULT_CSS = """
+    Scrollback { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
+    """
+
+    def __init__(self, agent_id: str, pages: Page, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.agent_id = agent_id
+        self._pages = pages
+        self.items: list[Item] = []
+        self._strips: list[list[Strip]] = []
+        self._lines: list[Strip] = []
+        self.at_start = False
+        self.at_end = True
+        self.rule_key: int | None = None
+        self.rule_label = ""
+        self.expanded = False
+        self._width = 0
+        self._stream: StreamWrap | None = None
+        self._stream_from = 0  # index in _lines where the streaming reply begins
+        self._busy = False
+        self._trimmed_front = 0
+
+    # -- loading ---------------------------------------------------------------
+
+    async def load_latest(self) -> None:
+        items = await self._pages(limit=PAGE_ITEMS)
+        self.at_start = len(items) < PAGE_ITEMS
+        self.at_end = True
+        self._set_items(items)
+        self.scroll_end(animate=False, immediate=True)
+        # A new pane has no size until the next layout: go to the end again after it.
+        self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+
+    async def _older(self) -> None:
+        if self._busy or self.at_start or not self.items:
+            return
+        self._busy = True
+        try:
+            items = await self._pages(before=self._first_key(), limit=PAGE_ITEMS)
+            self.at_start = len(items) < PAGE_ITEMS
+            if not items:
+                return
+            before = len(self._lines)
+            self._set_items(items + self.items, keep="start")
+            self.scroll_to(y=self.scroll_y + len(self._lines) - before, animate=False, immediate=True)
+        finally:
+            self._busy = False
+
+    async def _newer(self) -> None:
+        if self._busy or self.at_end or not self.items:
+            return
+        self._busy = True
+        try:
+            items = await self._pages(after=self._last_key(), limit=PAGE_ITEMS)
+            self.at_end = len(items) < PAGE_ITEMS
+            if items:
+                y = self.scroll_y
+                self._set_items(self.items + items, keep="end")
+                self.scroll_to(y=max(0, y - self._trimmed_front), animate=False, immediate=True)
+        finally:
+            self._busy = False
+
+    def _first_key(self) -> int:
+        return next((i.key for i in self.items if i.key > 0), 0)
+
+    def _last_key(self) -> int:
+        return next((i.key for i in reversed(self.items) if i.key > 0), 0)
+
+    async def action_scroll_home(self) -> None:
+        items = await self._pages(oldest=True, limit=PAGE_ITEMS)
+        self.at_start, self.at_end = True, len(items) < PAGE_ITEMS
+        self._set_items(items)
+        self.scroll_to(y=0, animate=False, immediate=True)
+
+    async def action_scroll_end(self) -> None:
+        if not self.at_end:
+            await self.load_latest()
+        else:
+            self.scroll_end(animate=False, immediate=True)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        height = max(1, self.size.height)
+        if new < EDGE * height and not self.at_start and not self._busy:
+            self.run_worker(self._older(), group="page", exclusive=True)
+        elif new > len(self._lines) - (EDGE + 1) * height and not self.at_end and not self._busy:
+            self.run_worker(self._newer(), group="page", exclusive=True)
+
+    # -- content ---------------------------------------------------------------
+
+    def _render(self, item: Item) -> list[Strip]:
+        return render_item(self.app.console, item, self._content_width(), expanded=self.expanded)
+
+    def _content_width(self) -> int:
+        return max(10, self.scrollable_content_region.width - 1)
+
+    def _set_items(self, items: list[Item], keep: str = "end") -> None:
+        """Replace the loaded range, trimming it to MAX_LINES from the side not kept."""
+        known = {id(i): s for i, s in zip(self.items, self._strips)}
+        strips = [known.get(id(i)) or self._render(i) for i in items]
+        total = sum(map(len, strips))
+        self._trimmed_front = 0  # lines dropped above the view: the caller keeps its place
+        while total > MAX_LINES and len(items) > 1:
+            if keep == "start":
+                total -= len(strips.pop())
+                items = items[:-1]
+                self.at_end = False
+            else:
+                gone = strips.pop(0)
+                total -= len(gone)
+                self._trimmed_front += len(gone)
+                items = items[1:]
+                self.at_start = False
+        self.items, self._strips = items, strips
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        lines: list[Strip] = []
+        for item, strips in zip(self.items, self._strips):
+            if self.rule_key is not None and item.key == self.rule_key:
+                lines.extend(render_item(self.app.console, Item(-1, "rule", self.rule_label),
+                                         self._content_width()))
+            lines.extend(strips)
+        self._lines = lines
+        self._stream_from = len(lines)
+        if self._stream is not None:
+            self._stream = None  # a rebuild drops a half-drawn reply; the event redraws it
+        self._resize()
+
+    def _resize(self) -> None:
+        self.virtual_size = Size(self._content_width(), len(self._lines))
+        self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        width = self._content_width()
+        if width != self._width:
+            self._width = width
+            self._strips = [self._render(i) for i in self.items]
+            self._rebuild()
+
+    def set_rule(self, key: int | None, label: str) -> None:
+        """Draw the window's rule before the item with this key (None: no rule)."""
+        if key != self.rule_key or label != self.rule_label:
+            self.rule_key, self.rule_label = key, label
+            self._rebuild()
+
+    def toggle_tools(self) -> None:
+        self.expanded = not self.expanded
+        self._strips = [self._render(i) if i.kind in ("tool_call", "tool_result") else s
+                        for i, s in zip(self.items, self._strips)]
+        self._rebuild()
+
+    def add_items(self, items: list[Item]) -> None:
+        """New items at the end of the log (shown only when the newest page is loaded)."""
+        if not items:
+            return
+        if not self.at_end:
+            return
+        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        y = self.scroll_y
+        self._set_items(self.items + items, keep="end")
+        if follow:
+            self.scroll_end(animate=False, immediate=True)
+        elif self._trimmed_front:
+            self.scroll_to(y=max(0, y - self._trimmed_front), animate=False, immediate=True)
+
+    def add_note(self, kind: str, text: str) -> None:
+        """A transient line (an error that wrote nothing): shown, not stored."""
+        self.add_items([Item(-1, kind, text)])
+
+    # -- streaming ---------------------------------------------------------------
+
+    def stream(self, piece: str) -> None:
+        if not self.at_end:
+            return
+        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        if self._stream is None:
+            self._stream = StreamWrap(self._content_width())
+            self._stream_from = len(self._lines)
+            self._lines.append(Strip.blank(0))  # the partial line
+        style = Style()
+        done = self._stream.feed(piece)
+        self._lines.pop()
+        for text in done:
+            self._lines.append(Strip([Segment(text, style)], cell_len(text)))
+        partial = self._stream.line
+        self._lines.append(Strip([Segment(partial, style)], cell_len(partial)))
+        height = len(self._lines)
+        self.virtual_size = Size(self._content_width(), height)
+        self.refresh_lines(height - len(done) - 1, len(done) + 1)
+        if follow:
+            self.scroll_end(animate=False, immediate=True)
+
+    def end_stream(self) -> None:
+        """Drop the streamed lines: the committed reply is added as an item instead."""
+        if self._stream is not None:
+            del self._lines[self._stream_from :]
+            self._stream = None
+            self._resize()
+
+    # -- drawing ---------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.scrollable_content_region.width
+        if index >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        return self._lines[index].crop_extend(scroll_x, scroll_x + width, self.rich_style)
