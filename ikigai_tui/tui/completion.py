@@ -6,6 +6,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from textual.content import Content
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from ikigai_tui.core.command_table import REGISTRY
@@ -48,12 +49,14 @@ class SlashCommands(Provider):
         for spec in REGISTRY:
             score = matcher.match(f"{spec.usage} {spec.summary}")
             if score > 0:
-                yield Hit(score, matcher.highlight(spec.usage), partial(self._start, spec.name),
-                          help=spec.summary)
+                # Plain Content: highlight() would read "[MARK]" as markup and drop it.
+                yield Hit(score, Content(spec.usage), partial(self._start, spec.name),
+                          text=spec.usage, help=spec.summary)
 
     async def discover(self) -> Hits:
         for spec in REGISTRY:
-            yield DiscoveryHit(spec.usage, partial(self._start, spec.name), help=spec.summary)
+            yield DiscoveryHit(Content(spec.usage), partial(self._start, spec.name),
+                               text=spec.usage, help=spec.summary)
 
     def _start(self, name: str) -> None:
         starter: Callable[[str], None] | None = getattr(self.app, "start_command", None)
