@@ -101,6 +101,16 @@ class IkigaiApp(App[None]):
         await self.panes.show(root.id)
         self.prompt_input.focus()
         self.schedule_refresh()
+        self.run_worker(self._load_agents(), group="load", exclusive=True)
+
+    async def _load_agents(self) -> None:
+        """After the first paint, replay every agent so the tree can show its usage."""
+        session = self.session
+        assert session is not None
+        for agent in list(session.tree):
+            if agent.replayer is None:
+                await session.replayer(agent.id)
+                self.schedule_refresh()
 
     async def on_unmount(self) -> None:
         if self.session is not None:
