@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.session import Session, SessionSettings
@@ -16,7 +17,8 @@ def default_model(config: Config) -> str:
     return config.model or model_for_keys(os.environ)
 
 
-async def open_session(config: Config, *, create: bool = True) -> Session:
+async def open_session(config: Config, *, create: bool = True,
+                       new_id: Callable[[], str] | None = None) -> Session:
     """Open (or, with create, make) the database and the session over it."""
     store = await Store.open(config.db, create=create)
     providers = Providers(
@@ -28,7 +30,7 @@ async def open_session(config: Config, *, create: bool = True) -> Session:
     try:
         if config.model:
             providers.check(config.model)
-        return await Session.open(store, providers, settings, create_root=create)
+        return await Session.open(store, providers, settings, create_root=create, new_id=new_id)
     except BaseException:
         await store.close()
         raise

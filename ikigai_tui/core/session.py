@@ -56,8 +56,10 @@ class Session:
 
     @classmethod
     async def open(cls, store: Store, providers: ProviderFactory, settings: SessionSettings,
-                   *, create_root: bool = True) -> Session:
+                   *, create_root: bool = True, new_id: Callable[[], str] | None = None) -> Session:
         session = cls(store, providers, settings)
+        if new_id is not None:
+            session.new_id = new_id  # type: ignore[method-assign]
         for rec in await store.agents():
             session.tree.add(AgentRuntime.from_record(rec))
         session.factors = await store.token_factors()

@@ -89,9 +89,7 @@ class IkigaiApp(App[None]):
 
     async def on_mount(self) -> None:
         self.gauge.set_unknown()
-        self.session = session = await open_session(self.config)
-        if self._new_id is not None:
-            session.new_id = self._new_id  # type: ignore[method-assign]
+        self.session = session = await open_session(self.config, new_id=self._new_id)
         session.listeners.append(self._on_notice)
         root = session.tree.root
         assert root is not None

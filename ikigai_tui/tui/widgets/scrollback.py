@@ -268,4 +268,7 @@ class Scrollback(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if index >= len(self._lines):
             return Strip.blank(width, self.rich_style)
-        return self._lines[index].crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        # The widget's style under every segment: text without a background of its own
+        # takes the pane's, not the terminal's default.
+        style = self.rich_style
+        return self._lines[index].crop_extend(scroll_x, scroll_x + width, style).apply_style(style)

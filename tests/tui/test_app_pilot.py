@@ -1,0 +1,340 @@
+"""The whole app driven by keys (Textual's Pilot), asserting on behaviour: the log, the
+replayed contexts, which agent each pane shows and the text it renders."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ikigai_tui.core.window import CONTEXT_FULL
+from ikigai_tui.tui.app import create_app
+from ikigai_tui.tui.screens.preview import PreviewScreen
+
+from .conftest import (
+    DB_LABEL, SIZE, agent_named, all_lines, id_counter, idle, make_config, root_id, say,
+    screen_lines, set_limit, settle, type_text,
+)
+
+
+async def _events(app, agent_id: str, kind: str | None = None) -> list:
+    events = await app.session.store.events(agent_id)
+    return [e for e in events if kind is None or e.kind == kind]
+
+
+async def _wait_for(pilot, condition, *, timeout: float = 5.0, what: str = "condition") -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.02)
+
+
+async def _conversation(session, *texts: str) -> None:
+    for text in texts:
+        await say(session, root_id(session), text)
+
+
+# ---- commands --------------------------------------------------------------------------
+
+
+async def test_mark_typed_in_the_input_creates_the_mark(bench):
+    async with bench.prep() as session:
+        await _conversation(session, "First question.")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        await type_text(pilot, "/mark A")
+        await pilot.press("enter")
+        await idle(pilot)
+
+        replayer = await app.session.replayer(root)
+        assert [m.name for m in replayer.valid_marks()] == ["A"]
+        marks = await _events(app, root, "mark")
+        assert [e.payload["name"] for e in marks] == ["A"]
+        commands = await _events(app, root, "command")
+        assert commands[-1].payload["text"] == "/mark A"
+        assert commands[-1].payload["output"] == ["Checkpoint 'A' created."]
+        assert marks[0].id > max(e.id for e in await _events(app, root, "assistant"))
+        lines = all_lines(app.panes.active.scrollback)
+        assert "/mark A" in lines
+        assert any("Checkpoint 'A' created." in line for line in lines)
+        assert app.prompt_input.text == ""
+
+
+async def test_context_full_blocks_sending_until_a_context_command(bench):
+    async with bench.prep(budget=0) as session:
+        await _conversation(session, "One.", "Two.")
+    app = bench.app(budget=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        tokens = (await app.session.measure(root)).tokens
+        set_limit(app, tokens - 1)
+        await idle(pilot)
+        assert app.prompt_input.blocked == CONTEXT_FULL
+        users = len(await _events(app, root, "user"))
+
+        await type_text(pilot, "Still there?")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert len(await _events(app, root, "user")) == users  # nothing written
+        assert f"Error: {CONTEXT_FULL}" in all_lines(app.panes.active.scrollback)
+
+        await type_text(pilot, "/clear")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert app.prompt_input.blocked is None
+        assert app.gauge.state == "normal"
+
+        await type_text(pilot, "Fresh start.")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert len(await _events(app, root, "user")) == users + 1
+        assert any('You said: "Fresh start."' in line for line in all_lines(app.panes.active.scrollback))
+
+
+# ---- switching agents --------------------------------------------------------------------
+
+
+async def _parent_and_child(session) -> None:
+    root = root_id(session)
+    await say(session, root, "Parent talk about apples.")
+    await session.command(root, "/fork --name kid Child work on bananas.")
+    await session.wait_idle()
+
+
+def _shown(app) -> str:
+    return "\n".join(screen_lines(app.panes.active.scrollback))
+
+
+async def test_alt_down_and_alt_up_switch_the_scrollback(bench):
+    async with bench.prep() as session:
+        await _parent_and_child(session)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = root_id(app.session)
+        kid = agent_named(app.session, "kid")
+        assert app.panes.active.agent_id == root
+        assert "/fork --name kid" in _shown(app)
+        assert "Forked from root" not in _shown(app)
+
+        await pilot.press("alt+down")
+        await idle(pilot)
+        assert app.focused_agent == kid
+        assert app.panes.active.agent_id == kid
+        assert len(app.panes.all()) == 1
+        shown = _shown(app)
+        assert "Forked from root" in shown
+        assert "› Child work on bananas." in shown
+        assert 'You said: "Child work on bananas."' in shown
+        assert "/fork --name kid" not in shown
+        assert "kid (" in app.panes.active.title.render().plain
+
+        await pilot.press("alt+up")
+        await idle(pilot)
+        assert app.focused_agent == root
+        assert app.panes.active.agent_id == root
+        shown = _shown(app)
+        assert "/fork --name kid" in shown
+        assert "Forked from root" not in shown
+
+
+async def test_selecting_in_the_tree_switches_the_scrollback(bench):
+    async with bench.prep() as session:
+        await _parent_and_child(session)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        kid = agent_named(app.session, "kid")
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert app.focused is app.agent_tree
+        await pilot.press("down", "enter")
+        await idle(pilot)
+        assert app.focused_agent == kid
+        assert app.panes.active.agent_id == kid
+        assert "› Child work on bananas." in _shown(app)
+        assert app.gauge.render().plain.startswith("Context:")
+
+        # and back to the root (the tree keeps the focus)
+        assert app.focused is app.agent_tree
+        await pilot.press("up", "enter")
+        await idle(pilot)
+        assert app.focused_agent == root_id(app.session)
+        assert "/fork --name kid" in _shown(app)
+
+
+# ---- the /forget preview -----------------------------------------------------------------
+
+
+async def _open_forget_preview(bench):
+    async with bench.prep() as session:
+        await _conversation(session, "One.", "Two.", "Three.")
+    app = bench.app()
+    return app
+
+
+async def test_forget_preview_applies_on_enter(bench):
+    app = await _open_forget_preview(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        before = list((await app.session.replayer(root)).ctx)
+        assert 4 in before and 5 in before
+        await type_text(pilot, "/forget --ids 4,5")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert isinstance(app.screen, PreviewScreen)
+        assert await _events(app, root, "filter") == []  # nothing before the confirmation
+
+        await pilot.press("enter")
+        await idle(pilot)
+        assert not isinstance(app.screen, PreviewScreen)
+        filters = await _events(app, root, "filter")
+        assert [(e.payload["mode"], sorted(e.payload["ids"])) for e in filters] == [("forget", [4, 5])]
+        after = list((await app.session.replayer(root)).ctx)
+        assert after == [i for i in before if i not in (4, 5)]
+        commands = await _events(app, root, "command")
+        assert commands[-1].payload["text"].startswith("/forget --ids 4,5")
+
+
+async def test_forget_preview_cancels_on_escape(bench):
+    app = await _open_forget_preview(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        before = list((await app.session.replayer(root)).ctx)
+        await type_text(pilot, "/forget --ids 4,5")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert isinstance(app.screen, PreviewScreen)
+
+        await pilot.press("escape")
+        await idle(pilot)
+        assert not isinstance(app.screen, PreviewScreen)
+        assert await _events(app, root, "filter") == []
+        assert list((await app.session.replayer(root)).ctx) == before
+        commands = await _events(app, root, "command")
+        assert [(c.payload["text"], c.payload["output"]) for c in commands] == [
+            ("/forget --ids 4,5", ["Cancelled."])
+        ]
+        assert any("Cancelled." in line for line in all_lines(app.panes.active.scrollback))
+
+
+# ---- interrupting a reply ----------------------------------------------------------------
+
+
+async def test_escape_during_a_slow_reply_keeps_the_partial_reply_flagged(bench):
+    message = "Tell me a long story."
+    full = (f'Offline model here. You said: "{message}". I can see 1 message (1 from you); '
+            f'the first reads: "{message}".')
+    app = bench.app(delay=0.2)  # 0.2 s between words: the reply takes ~5 s
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        await type_text(pilot, message)
+        await pilot.press("enter")
+        scrollback = app.panes.active.scrollback
+        await _wait_for(pilot, lambda: scrollback._stream is not None
+                        and len(scrollback._stream.text.split()) >= 3, what="the reply to stream")
+        assert app.session.tree[root].status == "working"
+
+        await pilot.press("escape")
+        await idle(pilot)
+        assert app.session.tree[root].status == "idle"
+        replies = await _events(app, root, "assistant")
+        assert len(replies) == 1
+        payload = replies[0].payload
+        assert payload["interrupted"] is True
+        assert payload["content"].startswith("Offline model here.")
+        assert full.startswith(payload["content"].rstrip())
+        assert payload["content"].rstrip() != full
+        lines = all_lines(scrollback)
+        assert any(line.startswith("[interrupted") for line in lines)
+        assert any(line.startswith("Offline model here.") for line in lines)
+        # the partial reply is in the context (what arrived is kept)
+        assert replies[0].id in (await app.session.replayer(root)).ctx
+
+
+# ---- completion ----------------------------------------------------------------------------
+
+
+async def test_tab_completes_slash_commands_and_mark_names(bench):
+    async with bench.prep() as session:
+        await session.command(root_id(session), "/mark Alpha")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        prompt = app.prompt_input
+
+        # /ma is ambiguous (/mark, /marks): it extends to the common prefix, lists both
+        await type_text(pilot, "/ma")
+        await pilot.press("tab")
+        assert prompt.text == "/mark"
+        assert prompt.border_subtitle is not None
+        assert str(prompt.border_subtitle).split() == ["/mark", "/marks"]
+        assert app.focused is prompt  # Tab completed; it did not move the focus
+
+        prompt.clear()
+        await type_text(pilot, "/forg")
+        await pilot.press("tab")
+        assert prompt.text == "/forget "
+
+        prompt.clear()
+        await type_text(pilot, "/clear Al")
+        await pilot.press("tab")
+        assert prompt.text == "/clear Alpha "
+
+
+# ---- control sequences are inert ------------------------------------------------------------
+
+
+EVIL = "look \x1b[2J\x1b]52;c;SGVsbG8=\x07 here"
+
+
+def _has_controls(text: str) -> bool:
+    return any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in text)
+
+
+def _segments(scrollback) -> list[str]:
+    return [segment.text for strip in scrollback._lines for segment in strip]
+
+
+async def test_escape_sequences_are_shown_as_inert_placeholders(bench):
+    async with bench.prep() as session:
+        await _conversation(session, EVIL)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        scrollback = app.panes.active.scrollback
+        lines = all_lines(scrollback)
+        text = "\n".join(lines)
+        # the user's message and the model's two quotes of it
+        assert text.count("␛[2J␛]52;c;SGVsbG8=␇") == 3
+        assert not any(_has_controls(segment) for segment in _segments(scrollback))
+        assert not any(_has_controls(line) for line in screen_lines(scrollback))
+
+        # typed live: the streamed lines and the committed ones are inert too
+        app.prompt_input.text = EVIL.replace("look", "again")
+        await pilot.press("enter")
+        await idle(pilot)
+        lines = all_lines(scrollback)
+        assert "› again ␛[2J␛]52;c;SGVsbG8=␇ here" in lines
+        assert "\n".join(lines).count("␛]52;c;SGVsbG8=␇") == 6
+        assert not any(_has_controls(segment) for segment in _segments(scrollback))
+        assert "\x1b" not in app.export_screenshot()
+
+
+# ---- determinism hook ------------------------------------------------------------------------
+
+
+async def test_new_id_of_create_app_also_names_the_root_on_first_start(tmp_path):
+    """`create_app(config, new_id=...)` exists so snapshot tests get the same ids every
+    run; on an empty database the root is an agent too and must take its id from it."""
+    expected = id_counter()()  # the counter's first id: a1b2c1 and zeros
+    config = make_config(tmp_path / "ikigai.db", tmp_path)
+    app = create_app(config, new_id=id_counter(), db_label=DB_LABEL)  # Session not patched
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.session.tree.root.id == expected
