@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen  # noqa: E402
 import window  # noqa: E402
+import tui  # noqa: E402
 
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
@@ -327,6 +328,8 @@ def main() -> int:
     for text in lines:
         print(text)
     for text in window.figures(quick=args.quick):
+        print(text, flush=True)
+    for text in tui.figures(quick=args.quick):
         print(text, flush=True)
     for text in problems:
         print(f"CHECK FAILED: {text}")

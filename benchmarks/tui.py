@@ -25,11 +25,13 @@ headless driver skips writing the frame to a terminal, every frame's escape sequ
 still generated (CompositorUpdate.render_segments) so that cost is counted as well.
 
 "First paint" of the app: the first frame, after the scrollback has loaded its latest page
-(Scrollback.load_latest returned), in which Scrollback.render_line ran while the view was
-at the end of the transcript (what the user sees first). Of the minimal app: the first
-frame in which its Static was rendered. The app also gets its first session refresh (the
-gauge, the tree, which loads the focused agent's replayer) before the child exits: the
-details show that as "ready" and litellm is checked at both moments.
+(Scrollback.load_latest returned), in which Scrollback.render_line ran with the page laid
+out at the widget's real width (a page loaded before the first layout is wrapped at the
+10-column minimum until on_resize renders it again; the details count those frames). Of
+the minimal app: the first frame in which its Static was rendered. The app also gets its
+first session refresh (gauge, tree, titles: the focused agent's replayer is loaded by
+then) before the child exits: the details show that as "ready", litellm is checked at both
+moments, and a check fails when the 100k agent is not shown at its newest message.
 
 The databases (one root agent, "offline" model; user/assistant messages alternating, with
 realistic lengths and some Markdown) are written through Store.write in batches of 10,000,
@@ -248,11 +250,12 @@ def drive_paint(kind: str, db: str) -> None:
             self._bench_loaded = True
 
         def line(self, y: int):
-            # Content, laid out at the widget's real width (a page loaded before the first
-            # layout is wrapped at the 10-column minimum until on_resize renders it again).
+            # Content, laid out at the widget's real width: a page loaded before the first
+            # layout is wrapped at the 10-column minimum until on_resize (which sets _width)
+            # renders it again.
             if getattr(self, "_bench_loaded", False):
                 state["any_content"] = True
-                if not self._lines or self._width == self._content_width():
+                if not self.items or (self._lines and self._width):
                     state["content"] = True
             return render_line(self, y)
 
@@ -412,10 +415,12 @@ def stream_chunks(count: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     words = ["the", "scrollback", "renders", "only", "what", "is", "visible", "and", "a",
              "reply", "streams", "into", "it", "line", "by", "`code`", "**bold**", "naïve", "é"]
-    text = []
-    while sum(map(len, text)) < count * 20:
-        text.append(rng.choice(words))
-        text.append("\n" if rng.random() < 0.01 else ("\n\n" if rng.random() < 0.005 else " "))
+    text, size = [], 0
+    while size < count * 20:
+        word = rng.choice(words)
+        gap = "\n" if rng.random() < 0.01 else ("\n\n" if rng.random() < 0.005 else " ")
+        text += [word, gap]
+        size += len(word) + len(gap)
     whole = "".join(text)
     pieces, at = [], 0
     for _ in range(count):

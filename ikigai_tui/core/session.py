@@ -144,7 +144,11 @@ class Session:
         paused = gc.isenabled()
         gc.disable()
         try:
-            return await self._load_lineage(agent_id)
+            replayer = await self._load_lineage(agent_id)
+            # What was just loaded lives as long as the session: out of the collector's
+            # sight, so a later full collection does not walk it all (a 100 ms pause).
+            gc.freeze()
+            return replayer
         finally:
             if paused:
                 gc.enable()

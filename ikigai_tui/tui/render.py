@@ -7,7 +7,6 @@ control sequences are shown, never interpreted by the terminal.
 from __future__ import annotations
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown
 from rich.rule import Rule
 from rich.style import Style
 from rich.text import Text
@@ -35,6 +34,8 @@ def _renderable(item: Item, expanded: bool) -> RenderableType:
         out.append(text, style=USER)
         return out
     if kind == "assistant":
+        from rich.markdown import Markdown  # markdown-it costs start-up time: load on use
+
         body: RenderableType = Markdown(text) if text else Text("")
         if item.meta.get("interrupted"):
             from rich.console import Group

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.commands import CommandError, UsageError, parse_id_list
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.session import Session
-from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
 
 if TYPE_CHECKING:
     from ikigai_tui.tui.app import IkigaiApp
@@ -36,6 +35,7 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
 async def _preview(app: IkigaiApp, session: Session, agent_id: str, text: str, name: str,
                    args: list[str]) -> None:
     """/forget and /remember with ids: show what would change, apply only on confirmation."""
+    from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
     listed = args[0][len("--ids="):] if args[0].startswith("--ids=") else " ".join(args[1:])
     try:
         ids = parse_id_list(listed)

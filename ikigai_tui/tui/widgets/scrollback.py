@@ -24,7 +24,7 @@ from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.transcript import Item
 
 Page = Callable[..., Awaitable[list[Item]]]
-PAGE_ITEMS = 60
+PAGE_ITEMS = 40
 MAX_LINES = 4000
 EDGE = 2  # screens from an edge of the loaded range at which the next page is fetched
 
@@ -81,6 +81,9 @@ class Scrollback(ScrollView, can_focus=True):
         self._stream_from = 0  # index in _lines where the streaming reply begins
         self._busy = False
         self._trimmed_front = 0
+        # Whether the view follows the end: kept explicitly, because Textual ignores a
+        # scroll before the first layout and a position test then answers wrongly.
+        self.following = True
 
     # -- loading ---------------------------------------------------------------
 
@@ -88,10 +91,9 @@ class Scrollback(ScrollView, can_focus=True):
         items = await self._pages(limit=PAGE_ITEMS)
         self.at_start = len(items) < PAGE_ITEMS
         self.at_end = True
+        self.following = True
         self._set_items(items)
-        self.scroll_end(animate=False, immediate=True)
-        # A new pane has no size until the next layout: go to the end again after it.
-        self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+        self._follow()
 
     async def _older(self) -> None:
         if self._busy or self.at_start or not self.items:
@@ -135,13 +137,28 @@ class Scrollback(ScrollView, can_focus=True):
         self.scroll_to(y=0, animate=False, immediate=True)
 
     async def action_scroll_end(self) -> None:
+        self.following = True
         if not self.at_end:
             await self.load_latest()
         else:
+            self._follow()
+
+    def _follow(self) -> None:
+        """Keep the end in view: now, and again once a pending layout has happened."""
+        if self.following and self.at_end:
+            self.scroll_end(animate=False, immediate=True)
+            self.call_after_refresh(self._follow_after_layout)
+
+    def _follow_after_layout(self) -> None:
+        if self.following and self.at_end:
             self.scroll_end(animate=False, immediate=True)
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        if new < old and new < self.max_scroll_y:
+            self.following = False  # the user scrolled up: stop following
+        elif new >= self.max_scroll_y:
+            self.following = True
         height = max(1, self.size.height)
         if new < EDGE * height and not self.at_start and not self._busy:
             self.run_worker(self._older(), group="page", exclusive=True)
@@ -158,7 +175,12 @@ class Scrollback(ScrollView, can_focus=True):
 
     def _set_items(self, items: list[Item], keep: str = "end") -> None:
         """Replace the loaded range, trimming it to MAX_LINES from the side not kept."""
-        known = {id(i): s for i, s in zip(self.items, self._strips)}
+        if not self.size.width:
+            # Not laid out yet: rendering now would wrap at a made-up width and be done
+            # again on the first resize. Keep the items; on_resize draws them.
+            self.items, self._strips = items, [[] for _ in items]
+            return
+        known = {id(i): s for i, s in zip(self.items, self._strips) if s}
         strips = [known.get(id(i)) or self._render(i) for i in items]
         total = sum(map(len, strips))
         self._trimmed_front = 0  # lines dropped above the view: the caller keeps its place
@@ -199,6 +221,7 @@ class Scrollback(ScrollView, can_focus=True):
             self._width = width
             self._strips = [self._render(i) for i in self.items]
             self._rebuild()
+            self._follow()
 
     def set_rule(self, key: int | None, label: str) -> None:
         """Draw the window's rule before the item with this key (None: no rule)."""
@@ -218,11 +241,10 @@ class Scrollback(ScrollView, can_focus=True):
             return
         if not self.at_end:
             return
-        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         y = self.scroll_y
         self._set_items(self.items + items, keep="end")
-        if follow:
-            self.scroll_end(animate=False, immediate=True)
+        if self.following:
+            self._follow()
         elif self._trimmed_front:
             self.scroll_to(y=max(0, y - self._trimmed_front), animate=False, immediate=True)
 
@@ -235,7 +257,6 @@ class Scrollback(ScrollView, can_focus=True):
     def stream(self, piece: str) -> None:
         if not self.at_end:
             return
-        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         if self._stream is None:
             self._stream = StreamWrap(self._content_width())
             self._stream_from = len(self._lines)
@@ -250,8 +271,8 @@ class Scrollback(ScrollView, can_focus=True):
         height = len(self._lines)
         self.virtual_size = Size(self._content_width(), height)
         self.refresh_lines(height - len(done) - 1, len(done) + 1)
-        if follow:
-            self.scroll_end(animate=False, immediate=True)
+        if self.following:
+            self._follow()
 
     def end_stream(self) -> None:
         """Drop the streamed lines: the committed reply is added as an item instead."""
