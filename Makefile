@@ -12,7 +12,9 @@ $(BIN)/python:
 # Reinstall when the lock or the package metadata changes.
 $(STAMP): requirements.lock pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	# editable_mode=compat: a plain path entry, not an import hook (15-20 ms off every start)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+		--config-settings editable_mode=compat -e .
 	touch $(STAMP)
 
 install: $(STAMP)
