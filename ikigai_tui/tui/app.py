@@ -111,9 +111,15 @@ class IkigaiApp(App[None]):
                 self.schedule_refresh()
 
     async def on_unmount(self) -> None:
-        if self.session is not None:
+        # Workers still reading the log must stop before the database closes under them.
+        self.workers.cancel_all()
+        for worker in list(self.workers):
             with contextlib.suppress(Exception):
-                await close_session(self.session)
+                await worker.wait()
+        if self.session is not None:
+            session, self.session = self.session, None
+            with contextlib.suppress(Exception):
+                await close_session(session)
 
     # -- session notices ---------------------------------------------------------
 
