@@ -89,23 +89,33 @@ def ctx_digest(ids) -> str:
 # -- text --------------------------------------------------------------------------------
 
 
+def vocabulary(rng: random.Random) -> list[str]:
+    """Made-up words (some non-ASCII) plus common English ones."""
+    syll = ["ka", "lo", "mi", "ne", "ro", "su", "ta", "vi", "da", "pe", "qu", "zo", "é", "ü"]
+    words = ["".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
+    return words + ["the", "a", "to", "of", "and", "in", "is", "function", "test", "file", "error"]
+
+
+def run_of_words(rng: random.Random, words: list[str], mean: int) -> str:
+    """Words up to a log-normally distributed length around `mean` characters."""
+    target = max(8, int(rng.lognormvariate(0, 0.8) * mean))
+    out, size = [], 0
+    while size < target:
+        w = rng.choice(words)
+        out.append(w)
+        size += len(w) + 1
+    return " ".join(out)
+
+
 class Texts:
     """Pools of message texts with realistic lengths (some non-ASCII)."""
 
     def __init__(self, rng: random.Random) -> None:
-        syll = ["ka", "lo", "mi", "ne", "ro", "su", "ta", "vi", "da", "pe", "qu", "zo", "é", "ü"]
-        words = ["".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
-        words += ["the", "a", "to", "of", "and", "in", "is", "function", "test", "file", "error"]
+        words = vocabulary(rng)
         self.rng = rng
 
         def text(mean: int) -> str:
-            target = max(8, int(rng.lognormvariate(0, 0.8) * mean))
-            out, size = [], 0
-            while size < target:
-                w = rng.choice(words)
-                out.append(w)
-                size += len(w) + 1
-            return " ".join(out)
+            return run_of_words(rng, words, mean)
 
         self.user = [text(120) for _ in range(2000)]
         self.assistant = [text(500) for _ in range(2000)]

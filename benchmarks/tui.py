@@ -108,19 +108,14 @@ class Texts:
     """Messages of realistic, varied lengths; replies with paragraphs, lists and code."""
 
     def __init__(self, rng: random.Random) -> None:
-        syll = ["ka", "lo", "mi", "ne", "ro", "su", "ta", "vi", "da", "pe", "qu", "zo", "é", "ü"]
-        words = ["".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
-        words += ["the", "a", "to", "of", "and", "in", "is", "function", "test", "file", "error"]
+        # Imported here, not at the top: the start-up figures time this script's imports.
+        from gen import run_of_words, vocabulary
+
+        words = vocabulary(rng)
         self.rng = rng
 
         def sentence_run(mean: int) -> str:
-            target = max(8, int(rng.lognormvariate(0, 0.8) * mean))
-            out, size = [], 0
-            while size < target:
-                w = rng.choice(words)
-                out.append(w)
-                size += len(w) + 1
-            return " ".join(out)
+            return run_of_words(rng, words, mean)
 
         def reply() -> str:
             parts = [sentence_run(250) for _ in range(rng.randint(1, 3))]
