@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from ikigai_tui.core.command_context import Invocation
@@ -120,8 +119,7 @@ class ArgReader:
 Handler = Callable[["Invocation"], Awaitable["CommandResult"]]
 
 
-@dataclass(frozen=True)
-class CommandSpec:
+class CommandSpec(NamedTuple):
     name: str
     usage: str
     summary: str
@@ -131,15 +129,13 @@ class CommandSpec:
     details: str = ""
 
 
-@dataclass
-class CommandResult:
-    lines: list[str] = field(default_factory=list)
+class CommandResult(NamedTuple):
+    lines: list[str] | tuple[()] = ()
     exit: bool = False
     data: Any = None
 
 
-@dataclass(frozen=True)
-class ParsedCommand:
+class ParsedCommand(NamedTuple):
     spec: CommandSpec
     args: str
     text: str

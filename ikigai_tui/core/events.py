@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 # Conversation kinds that enter an agent's context when appended.
 CONTEXT_MESSAGE_KINDS = frozenset({"user", "assistant", "tool_call", "tool_result"})
@@ -23,8 +22,7 @@ METADATA_KINDS = frozenset(
 EventRow = tuple[int, str, dict]
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """One committed row of the log."""
 
     id: int
@@ -38,15 +36,28 @@ class Event:
         return (self.id, self.kind, self.payload)
 
 
-@dataclass(frozen=True, slots=True)
 class EventRef:
-    """Placeholder in a payload for the id of an earlier event of the same write batch."""
+    """Placeholder in a payload for the id of an earlier event of the same write batch.
 
-    index: int
+    Not a tuple: JSON must never take it for a value.
+    """
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, EventRef) and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash((EventRef, self.index))
+
+    def __repr__(self) -> str:
+        return f"EventRef({self.index})"
 
 
-@dataclass(frozen=True, slots=True)
-class AgentRecord:
+class AgentRecord(NamedTuple):
     id: str
     parent_id: str | None
     name: str | None
@@ -57,23 +68,24 @@ class AgentRecord:
     budget: int | None = None
 
 
-@dataclass(slots=True)
-class NewEvent:
+class NewEvent(NamedTuple):
     agent_id: str
     kind: str
     payload: dict[str, Any]
 
 
-@dataclass(slots=True)
 class WriteBatch:
     """Everything one action writes, committed in one transaction or not at all."""
 
-    events: list[NewEvent] = field(default_factory=list)
-    new_agents: list[AgentRecord] = field(default_factory=list)
-    # (agent_id, column, value) with column in {"status", "model", "name"}
-    agent_updates: list[tuple[str, str, Any]] = field(default_factory=list)
-    # (model, factor, samples): token-count correction learned with this batch's usage
-    factors: list[tuple[str, float, int]] = field(default_factory=list)
+    __slots__ = ("events", "new_agents", "agent_updates", "factors")
+
+    def __init__(self) -> None:
+        self.events: list[NewEvent] = []
+        self.new_agents: list[AgentRecord] = []
+        # (agent_id, column, value) with column in {"status", "model", "name"}
+        self.agent_updates: list[tuple[str, str, Any]] = []
+        # (model, factor, samples): token-count correction learned with this batch's usage
+        self.factors: list[tuple[str, float, int]] = []
 
     def add(self, agent_id: str, kind: str, payload: dict[str, Any]) -> int:
         """Queue an event; returns its index for EventRef."""

@@ -1,40 +1,37 @@
-"""What the core asks of a model provider. Implemented in `ikigai_tui.llm`."""
+"""What the core asks of a model provider. Implemented in `ikigai_tui.llm`.
+
+The records are NamedTuples, cheap to define at import (see core/notices.py).
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     model: str
     system: str
     messages: list[dict[str, Any]]  # OpenAI chat format, valid pairs only
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] | tuple[()] = ()
 
 
-@dataclass(frozen=True)
-class TextDelta:
+class TextDelta(NamedTuple):
     text: str
 
 
-@dataclass(frozen=True)
-class ToolCall:
+class ToolCall(NamedTuple):
     call_id: str
     name: str
     arguments: str  # JSON text, as the model wrote it
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(NamedTuple):
     input_tokens: int
     output_tokens: int
 
 
-@dataclass(frozen=True)
-class Retrying:
+class Retrying(NamedTuple):
     """A transient failure being retried; shown to the user as it happens."""
 
     attempt: int
@@ -56,8 +53,7 @@ class Provider(Protocol):
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     input: int  # the model's input limit in tokens
     reserve: int  # room kept for the reply
     known: bool  # False: an assumed size for a model no map lists

@@ -12,7 +12,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.command_context import Invocation
@@ -30,8 +30,7 @@ from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 DEFAULT_BUDGET = 100_000
 
 
-@dataclass(frozen=True)
-class SessionSettings:
+class SessionSettings(NamedTuple):
     model: str = "offline"
     budget: int = DEFAULT_BUDGET
     system_prompt: str | None = None

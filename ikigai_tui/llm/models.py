@@ -5,16 +5,15 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 OFFLINE_LIMITS = (200_000, 8_192)
 UNKNOWN_LIMITS = (128_000, 4_096)  # a custom or unlisted model: assume a common size
 MAX_OUTPUT_RESERVE = 16_384
 
 
-@dataclass(frozen=True)
-class ModelLimits:
+class ModelLimits(NamedTuple):
     input: int
     output: int
     known: bool
