@@ -1,9 +1,7 @@
-"""The input, the context gauge and the agent tree, each in a small harness App."""
+"""The input and the context gauge, each in a small harness App (the tree: test_agent_tree)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 from rich.text import Text
@@ -11,21 +9,10 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-import ikigai_tui
-from ikigai_tui.tui.widgets.agent_tree import AgentRow, AgentTreeView, agent_label
 from ikigai_tui.tui.widgets.gauge import ContextGauge, format_tokens
 from ikigai_tui.tui.widgets.prompt import PromptInput
 
-WIDGETS_CSS = Path(ikigai_tui.__file__).parent / "styles" / "widgets.tcss"
-SIZE = (120, 40)
-SCREENSHOTS = os.environ.get("IKIGAI_WIDGET_SCREENSHOTS")  # a folder, to look at them
-
-
-def _screenshot(app: App, name: str) -> None:
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        app.save_screenshot(filename=f"{name}.svg", path=SCREENSHOTS)
-
+from tests.tui.harness import SIZE, WIDGETS_CSS, screenshot
 
 # ---- PromptInput ----------------------------------------------------------------------
 
@@ -94,7 +81,7 @@ async def test_ctrl_j_inserts_a_newline_and_enter_submits_both_lines():
         await _type(pilot, "two")
         assert prompt.text == "one\ntwo"
         assert prompt.document.line_count == 2
-        _screenshot(app, "prompt_multiline")
+        screenshot(app, "prompt_multiline")
         await pilot.press("enter")
         await pilot.pause()
         assert app.submitted == ["one\ntwo"]
@@ -225,7 +212,7 @@ async def test_tab_extends_to_the_common_prefix():
         await pilot.press("end")
         await pilot.press("tab")
         await pilot.pause()
-        _screenshot(app, "prompt_completion")
+        screenshot(app, "prompt_completion")
         assert prompt.border_subtitle == "/compact  /context"
 
 
@@ -251,7 +238,7 @@ async def test_set_blocked_sets_the_title_and_class():
         assert prompt.has_class("-blocked")
         assert prompt.border_title == "Context full. Use /clear to continue."
         assert prompt.blocked == "Context full. Use /clear to continue."
-        _screenshot(app, "prompt_blocked")
+        screenshot(app, "prompt_blocked")
         # It does not refuse submission itself.
         await _type(pilot, "hi")
         await pilot.press("enter")
@@ -318,7 +305,7 @@ async def test_gauge_text_and_estimate_marker():
         gauge.update_usage(999, 200_000, 0.5, "normal", True, pruned_turns=1)
         assert _plain(gauge) == "Context: 999/200K tokens (0%) · 1 turn pruned"
         await pilot.pause()
-        _screenshot(app, "gauge_normal")
+        screenshot(app, "gauge_normal")
         gauge.set_unknown()
         assert _plain(gauge) == "Context: …"
 
@@ -334,7 +321,7 @@ async def test_gauge_state_classes_switch_one_at_a_time():
             await pilot.pause()
             assert [s for s in states if gauge.has_class(s)] == [f"-{state}"]
             assert gauge.state == state
-            _screenshot(app, f"gauge_{state}")
+            screenshot(app, f"gauge_{state}")
         gauge.update_usage(1, 200_000, 0.0, "bogus", True)
         assert gauge.state == "normal"
 
@@ -350,150 +337,3 @@ async def test_gauge_states_have_distinct_colours():
             style = gauge.rich_style
             seen.add((str(style.color), str(style.bgcolor), bool(style.reverse)))
         assert len(seen) == 4
-
-
-# ---- AgentTreeView --------------------------------------------------------------------
-
-
-ROWS = [
-    AgentRow("a1", "main", "idle", 0, 12.4, None),
-    AgentRow("a2", "researcher", "working", 2, 85.0, "a1"),
-    AgentRow("a3", "writer", "dead", 0, None, "a1"),
-    AgentRow("a4", "helper", "idle", 0, 3.0, "a2"),
-    AgentRow("b1", "second root", "idle", 1, None, None),
-]
-
-
-class TreeApp(App):
-    CSS_PATH = WIDGETS_CSS
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.selected: list[str] = []
-
-    def compose(self) -> ComposeResult:
-        yield AgentTreeView(id="agents")
-
-    def on_agent_tree_view_selected(self, message: AgentTreeView.Selected) -> None:
-        self.selected.append(message.agent_id)
-
-
-def _all_nodes(tree: AgentTreeView) -> list:
-    out = []
-
-    def walk(node):
-        for child in node.children:
-            out.append(child)
-            walk(child)
-
-    walk(tree.root)
-    return out
-
-
-def _label(tree: AgentTreeView, agent_id: str) -> Text:
-    node = tree.node_for(agent_id)
-    assert node is not None
-    return node.label
-
-
-async def test_tree_renders_labels_with_glyphs_usage_and_unread():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a2")
-        await pilot.pause()
-        assert [n.data for n in _all_nodes(tree)] == ["a1", "a2", "a4", "a3", "b1"]
-        assert all(n.is_expanded for n in _all_nodes(tree))
-        assert tree.node_for("a4").parent is tree.node_for("a2")
-        assert _label(tree, "a1").plain == "○ main 12%"
-        assert _label(tree, "a2").plain == "▶ ● researcher 85% ✉2"
-        assert _label(tree, "a3").plain == "✕ writer"
-        assert _label(tree, "b1").plain == "○ second root ✉1"
-        _screenshot(app, "tree")
-        tree.focus()
-        await pilot.pause()
-        _screenshot(app, "tree_focused")
-
-
-async def test_focused_is_bold_and_has_the_cursor_dead_is_dim():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a2")
-        await pilot.pause()
-        assert tree.cursor_node is tree.node_for("a2")
-        focused = agent_label(ROWS[1], True)
-        assert any("bold" in str(span.style) for span in focused.spans)
-        dead = _label(tree, "a3")
-        assert any("dim" in str(span.style) for span in dead.spans)
-        tree.refresh_agents(ROWS, "a4")
-        await pilot.pause()
-        assert tree.cursor_node is tree.node_for("a4")
-        assert _label(tree, "a2").plain.startswith("● ")
-        assert _label(tree, "a4").plain.startswith("▶ ")
-
-
-async def test_refresh_in_place_keeps_the_nodes():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a1")
-        await pilot.pause()
-        before = _all_nodes(tree)
-        changed = [*ROWS]
-        changed[1] = AgentRow("a2", "researcher", "idle", 0, 90.0, "a1")
-        tree.refresh_agents(changed, "a1")
-        await pilot.pause()
-        after = _all_nodes(tree)
-        assert len(after) == len(before) == 5
-        assert all(a is b for a, b in zip(after, before, strict=True))
-        assert _label(tree, "a2").plain == "○ researcher 90%"
-        # A new agent rebuilds, keeping the order and the focus.
-        grown = [*changed, AgentRow("b2", "child", "working", 0, None, "b1")]
-        tree.refresh_agents(grown, "b2")
-        await pilot.pause()
-        assert [n.data for n in _all_nodes(tree)] == ["a1", "a2", "a4", "a3", "b1", "b2"]
-        assert tree.cursor_node is tree.node_for("b2")
-
-
-async def test_refresh_does_not_steal_the_cursor_from_the_user():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a1")
-        tree.focus()
-        await pilot.pause()
-        await pilot.press("down", "down")
-        assert tree.cursor_node is tree.node_for("a4")
-        tree.refresh_agents(ROWS, "a1")  # e.g. a status update
-        await pilot.pause()
-        assert tree.cursor_node is tree.node_for("a4")
-        assert app.selected == []
-
-
-async def test_selecting_a_node_posts_selected():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a1")
-        tree.focus()
-        await pilot.pause()
-        assert app.selected == []  # moving the cursor programmatically selects nothing
-        await pilot.press("down", "enter")
-        await pilot.pause()
-        assert app.selected == ["a2"]
-        assert all(n.is_expanded for n in _all_nodes(tree))
-        await pilot.click(AgentTreeView, offset=(8, 4))  # line 4: "second root"
-        await pilot.pause()
-        assert app.selected == ["a2", "b1"]
-
-
-async def test_labels_are_sanitized_and_not_markup():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents([AgentRow("x", "[red]evil\x1b]52;c;AAAA\x07\nline2", "idle", 0, None, None)], "x")
-        await pilot.pause()
-        plain = _label(tree, "x").plain
-        assert "\x1b" not in plain and "\x07" not in plain and "\n" not in plain
-        assert "[red]evil" in plain

@@ -9,8 +9,9 @@ while the set of agents (and their parents) is unchanged, and rebuilds otherwise
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
+from rich.style import Style
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import Tree
@@ -24,8 +25,7 @@ STATUS_GLYPHS = {"idle": "○", "working": "●", "dead": "✕"}
 FOCUS_MARKER = "▶ "
 
 
-@dataclass(frozen=True)
-class AgentRow:
+class AgentRow(NamedTuple):
     id: str
     label: str
     status: str
@@ -101,6 +101,14 @@ class AgentTreeView(Tree[str]):
         if isinstance(label, str):
             label = Text(sanitize(label))
         return label.split()[0] if label.plain else label
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        # Textual lays the line's style (the cursor's, the hover's) over the whole label,
+        # which would paint a warning usage or unread mail in the cursor's colour; put it
+        # under the label's own colours instead.
+        text = super().render_label(node, base_style, Style())
+        text.stylize_before(style, len(text) - len(node.label))
+        return text
 
     @property
     def agent_ids(self) -> list[str]:
