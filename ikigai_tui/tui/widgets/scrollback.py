@@ -9,6 +9,7 @@ redrawn, so a long reply costs the same per chunk at its end as at its start.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Awaitable, Callable
 
 from rich.cells import cell_len
@@ -80,20 +81,33 @@ class Scrollback(ScrollView, can_focus=True):
         self._stream: StreamWrap | None = None
         self._stream_from = 0  # index in _lines where the streaming reply begins
         self._busy = False
-        self._trimmed_front = 0
         # Whether the view follows the end: kept explicitly, because Textual ignores a
         # scroll before the first layout and a position test then answers wrongly.
         self.following = True
+        self.loaded = False  # whether a page has been read (the latest, at first)
+        self._undrawn = False  # older loaded items not drawn yet (see _render_all)
+        self._starts: list[int] = []  # the line where each item begins
 
     # -- loading ---------------------------------------------------------------
 
+    async def latest_page(self) -> list[Item]:
+        return await self._pages(limit=PAGE_ITEMS)
+
     async def load_latest(self) -> None:
-        items = await self._pages(limit=PAGE_ITEMS)
+        self._show_latest(await self.latest_page())
+
+    def preload(self, items: list[Item]) -> None:
+        """The latest page, read before the widget is mounted: drawn at its first layout."""
+        self._show_latest(items)
+
+    def _show_latest(self, items: list[Item]) -> None:
         self.at_start = len(items) < PAGE_ITEMS
         self.at_end = True
         self.following = True
         self._set_items(items)
-        self._follow()
+        self.loaded = True
+        if self.is_mounted:
+            self._follow()
 
     async def _older(self) -> None:
         if self._busy or self.at_start or not self.items:
@@ -104,9 +118,9 @@ class Scrollback(ScrollView, can_focus=True):
             self.at_start = len(items) < PAGE_ITEMS
             if not items:
                 return
-            before = len(self._lines)
+            anchor = self._anchor()
             self._set_items(items + self.items, keep="start")
-            self.scroll_to(y=self.scroll_y + len(self._lines) - before, animate=False, immediate=True)
+            self._keep_in_place(anchor)
         finally:
             self._busy = False
 
@@ -118,9 +132,9 @@ class Scrollback(ScrollView, can_focus=True):
             items = await self._pages(after=self._last_key(), limit=PAGE_ITEMS)
             self.at_end = len(items) < PAGE_ITEMS
             if items:
-                y = self.scroll_y
+                anchor = self._anchor()
                 self._set_items(self.items + items, keep="end")
-                self.scroll_to(y=max(0, y - self._trimmed_front), animate=False, immediate=True)
+                self._keep_in_place(anchor)
         finally:
             self._busy = False
 
@@ -133,7 +147,7 @@ class Scrollback(ScrollView, can_focus=True):
     async def action_scroll_home(self) -> None:
         items = await self._pages(oldest=True, limit=PAGE_ITEMS)
         self.at_start, self.at_end = True, len(items) < PAGE_ITEMS
-        self._set_items(items)
+        self._set_items(items, keep="start")
         self.scroll_to(y=0, animate=False, immediate=True)
 
     async def action_scroll_end(self) -> None:
@@ -146,7 +160,9 @@ class Scrollback(ScrollView, can_focus=True):
     def _follow(self) -> None:
         """Keep the end in view: now, and again once a pending layout has happened."""
         if self.following and self.at_end:
-            self.scroll_end(animate=False, immediate=True)
+            # force: before the first layout has set up the scrollbars Textual ignores a
+            # plain scroll, and the first frame would show the top of the page.
+            self.scroll_end(animate=False, immediate=True, force=True)
             self.call_after_refresh(self._follow_after_layout)
 
     def _follow_after_layout(self) -> None:
@@ -160,6 +176,8 @@ class Scrollback(ScrollView, can_focus=True):
         elif new >= self.max_scroll_y:
             self.following = True
         height = max(1, self.size.height)
+        if self._undrawn:  # the loaded page is not all drawn yet: positions are not final
+            return
         if new < EDGE * height and not self.at_start and not self._busy:
             self.run_worker(self._older(), group="page", exclusive=True)
         elif new > len(self._lines) - (EDGE + 1) * height and not self.at_end and not self._busy:
@@ -178,12 +196,11 @@ class Scrollback(ScrollView, can_focus=True):
         if not self.size.width:
             # Not laid out yet: rendering now would wrap at a made-up width and be done
             # again on the first resize. Keep the items; on_resize draws them.
-            self.items, self._strips = items, [[] for _ in items]
+            self.items, self._strips, self._starts = items, [[] for _ in items], []
             return
         known = {id(i): s for i, s in zip(self.items, self._strips) if s}
         strips = [known.get(id(i)) or self._render(i) for i in items]
         total = sum(map(len, strips))
-        self._trimmed_front = 0  # lines dropped above the view: the caller keeps its place
         while total > MAX_LINES and len(items) > 1:
             if keep == "start":
                 total -= len(strips.pop())
@@ -192,7 +209,6 @@ class Scrollback(ScrollView, can_focus=True):
             else:
                 gone = strips.pop(0)
                 total -= len(gone)
-                self._trimmed_front += len(gone)
                 items = items[1:]
                 self.at_start = False
         self.items, self._strips = items, strips
@@ -200,16 +216,38 @@ class Scrollback(ScrollView, can_focus=True):
 
     def _rebuild(self) -> None:
         lines: list[Strip] = []
+        starts: list[int] = []
         for item, strips in zip(self.items, self._strips):
             if self.rule_key is not None and item.key == self.rule_key:
                 lines.extend(render_item(self.app.console, Item(-1, "rule", self.rule_label),
                                          self._content_width()))
+            starts.append(len(lines))
             lines.extend(strips)
         self._lines = lines
+        self._starts = starts
         self._stream_from = len(lines)
         if self._stream is not None:
             self._stream = None  # a rebuild drops a half-drawn reply; the event redraws it
         self._resize()
+
+    def _anchor(self) -> tuple[Item, int] | None:
+        """The item at the top of the view, and how many of its lines are above the view."""
+        if not self.items or not self._starts:
+            return None
+        y = int(self.scroll_y)
+        index = max(0, bisect_right(self._starts, y) - 1)
+        return self.items[index], y - self._starts[index]
+
+    def _keep_in_place(self, anchor: tuple[Item, int] | None) -> None:
+        """After lines changed above or below the view: show the anchor item where it was."""
+        if anchor is None:
+            return
+        item, offset = anchor
+        for index, candidate in enumerate(self.items):
+            if candidate is item:
+                self.scroll_to(y=self._starts[index] + offset, animate=False, immediate=True,
+                               force=True)
+                return
 
     def _resize(self) -> None:
         self.virtual_size = Size(self._content_width(), len(self._lines))
@@ -219,21 +257,60 @@ class Scrollback(ScrollView, can_focus=True):
         width = self._content_width()
         if width != self._width:
             self._width = width
+            self._render_all()
+            self._follow()
+
+    def _render_all(self) -> None:
+        """Draw every loaded item at the current width.
+
+        When the view follows the end, only the newest items, enough for two screens,
+        are drawn before the next frame; the older ones (Markdown, highlighted code) after
+        it. The first frame after start-up or a terminal resize then waits for what it
+        shows, not for the whole page.
+        """
+        if not (self.following and self.at_end):
             self._strips = [self._render(i) for i in self.items]
             self._rebuild()
+            return
+        strips: list[list[Strip]] = [[] for _ in self.items]
+        need, drawn, index = 2 * max(1, self.size.height), 0, len(self.items)
+        while index > 0 and drawn < need:
+            index -= 1
+            strips[index] = self._render(self.items[index])
+            drawn += len(strips[index])
+        self._strips = strips
+        self._rebuild()
+        if index > 0:
+            self._undrawn = True
+            self.call_after_refresh(self._render_rest)
+
+    def _render_rest(self) -> None:
+        if not self._undrawn:
+            return
+        self._undrawn = False
+        anchor = self._anchor()
+        self._strips = [s or self._render(i) for i, s in zip(self.items, self._strips)]
+        self._rebuild()
+        if self.following and self.at_end:
             self._follow()
+        else:  # lines were added above the view: keep what is shown in place
+            self._keep_in_place(anchor)
 
     def set_rule(self, key: int | None, label: str) -> None:
         """Draw the window's rule before the item with this key (None: no rule)."""
         if key != self.rule_key or label != self.rule_label:
+            anchor = None if self.following else self._anchor()
             self.rule_key, self.rule_label = key, label
             self._rebuild()
+            self._keep_in_place(anchor)
 
     def toggle_tools(self) -> None:
         self.expanded = not self.expanded
+        anchor = None if self.following else self._anchor()
         self._strips = [self._render(i) if i.kind in ("tool_call", "tool_result") else s
                         for i, s in zip(self.items, self._strips)]
         self._rebuild()
+        self._keep_in_place(anchor)
 
     def add_items(self, items: list[Item]) -> None:
         """New items at the end of the log (shown only when the newest page is loaded)."""
@@ -241,12 +318,12 @@ class Scrollback(ScrollView, can_focus=True):
             return
         if not self.at_end:
             return
-        y = self.scroll_y
+        anchor = None if self.following else self._anchor()
         self._set_items(self.items + items, keep="end")
         if self.following:
             self._follow()
-        elif self._trimmed_front:
-            self.scroll_to(y=max(0, y - self._trimmed_front), animate=False, immediate=True)
+        else:
+            self._keep_in_place(anchor)
 
     def add_note(self, kind: str, text: str) -> None:
         """A transient line (an error that wrote nothing): shown, not stored."""
