@@ -80,6 +80,9 @@ def _tui(args: argparse.Namespace, config: Config) -> int:
 
     app = create_app(config, model_override=args.model)
     app.run()
+    if app.startup_error is not None:
+        print(f"Error: {app.startup_error}", file=sys.stderr)
+        return 1
     return app.return_code or 0
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.commands import CommandError
@@ -24,6 +24,7 @@ from ikigai_tui.core.notices import (
 )
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
+from ikigai_tui.core.store import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.completion import SlashCommands, completions
@@ -33,6 +34,7 @@ from ikigai_tui.tui.submit import submit
 from ikigai_tui.tui.transcript import items_from_events
 from ikigai_tui.tui.widgets.agent_tree import AgentRow, AgentTreeView
 from ikigai_tui.tui.widgets.gauge import ContextGauge
+from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
@@ -71,13 +73,36 @@ class IkigaiApp(App[None]):
         self._new_id = new_id
         self.db_label = db_label or str(config.db)
         self._refresh_pending = False
+        self.panes = PaneManager(self)
+        self._percents: dict[str, float] = {}
+        self.startup_error: str | None = None
+
+    async def on_load(self) -> None:
+        """Open the log before the terminal switches to the full screen.
+
+        The first frame then already holds the focused agent's latest page (one frame
+        drawn, not an empty one and then another), and a database that cannot be opened
+        ends the program with one line on the ordinary terminal.
+        """
+        try:
+            self.session = session = await open_session(self.config, new_id=self._new_id)
+        except (StoreError, ProviderError, CommandError) as exc:
+            self.startup_error = str(exc)  # the CLI prints it, unwrapped, after the run
+            self.exit(return_code=1)
+            return
+        session.listeners.append(self._on_notice)
+        root = session.tree.root
+        assert root is not None
+        self.focused_agent = root.id
+        if self.model_override and session.model_of(root) != self.model_override:
+            await session.command(root.id, f"/model {self.model_override}")
+        await self.panes.start(root.id)
 
     def compose(self) -> ComposeResult:
         self.status_line = Static("", id="status")
         self.agent_tree = AgentTreeView(id="tree")
         self.gauge = ContextGauge(id="gauge")
         self.prompt_input = PromptInput(completer=self._complete, id="prompt")
-        self.panes = PaneManager(self)
         yield self.status_line
         with Horizontal(id="body"):
             yield self.agent_tree
@@ -85,18 +110,12 @@ class IkigaiApp(App[None]):
                 yield self.panes.container
                 yield self.gauge
                 yield self.prompt_input
-        yield Footer()
+        yield KeyBar()
 
-    async def on_mount(self) -> None:
-        self.gauge.set_unknown()
-        self.session = session = await open_session(self.config, new_id=self._new_id)
-        session.listeners.append(self._on_notice)
-        root = session.tree.root
-        assert root is not None
-        self.focused_agent = root.id
-        if self.model_override and session.model_of(root) != self.model_override:
-            await session.command(root.id, f"/model {self.model_override}")
-        await self.panes.show(root.id)
+    def on_mount(self) -> None:
+        if self.session is None:
+            return
+        self._show_status()
         self.prompt_input.focus()
         self.schedule_refresh()
         self.run_worker(self._load_agents(), group="load", exclusive=True)
@@ -161,25 +180,32 @@ class IkigaiApp(App[None]):
         session = self.session
         if session is None or self.focused_agent is None:
             return
-        tree = session.tree
-        focused = tree[self.focused_agent]
+        focused = session.tree[self.focused_agent]
         window = await session.measure(focused.id)
         self.gauge.update_usage(window.tokens, window.limit, window.percent, window.state,
                                 window.exact, window.budget, window.pruned_turns)
         self.prompt_input.set_blocked(CONTEXT_FULL if window.state == "full" else None)
+        for agent, _depth in session.tree.walk():
+            if agent.replayer is not None:  # the tree shows usage once it is known
+                self._percents[agent.id] = (await session.measure(agent.id)).percent
+        self._show_status()
+        await self.panes.refresh_titles_and_rules()
+
+    def _show_status(self) -> None:
+        """The status line and the tree, from what is known without waiting."""
+        session = self.session
+        if session is None or self.focused_agent is None:
+            return
+        tree = session.tree
+        focused = tree[self.focused_agent]
         model = session.model_of(focused)
         offline = " model, no network" if model == "offline" else ""
         self.status_line.update(Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
                                 f" · {self.db_label}"))
-        rows = []
-        for agent, _depth in tree.walk():
-            percent = None
-            if agent.replayer is not None:
-                percent = (await session.measure(agent.id)).percent
-            rows.append(AgentRow(agent.id, tree.label(agent.id), agent.status, agent.unread,
-                                 percent, agent.parent_id))
+        rows = [AgentRow(agent.id, tree.label(agent.id), agent.status, agent.unread,
+                         self._percents.get(agent.id), agent.parent_id)
+                for agent, _depth in tree.walk()]
         self.agent_tree.refresh_agents(rows, focused.id)
-        await self.panes.refresh_titles_and_rules()
 
     # -- input -------------------------------------------------------------------
 

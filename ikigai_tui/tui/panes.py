@@ -77,6 +77,15 @@ class PaneManager:
         pane = AgentPane(agent_id, self._pages(agent_id))
         return pane
 
+    async def start(self, agent_id: str) -> None:
+        """The first pane, with its latest page read before the screen is composed."""
+        pane = await self._new_pane(agent_id)
+        pane.scrollback.preload(await pane.scrollback.latest_page())
+        pane.set_title(self._title(agent_id))
+        self.panes = [pane]
+        self.index = 0
+        self.container = Horizontal(pane, id="panes")
+
     async def show(self, agent_id: str) -> None:
         """Show the agent in the active pane (or make the pane already showing it active)."""
         for i, pane in enumerate(self.panes):
@@ -150,4 +159,10 @@ class PaneManager:
                 pane.scrollback.set_rule(window.start, label)
             else:
                 pane.scrollback.set_rule(None, "")
-            pane.set_title(f"{tree.label(agent.id)} · {agent.status} · {session.model_of(agent)}")
+            pane.set_title(self._title(agent.id))
+
+    def _title(self, agent_id: str) -> str:
+        session = self.app.session
+        assert session is not None
+        agent = session.tree[agent_id]
+        return f"{session.tree.label(agent_id)} · {agent.status} · {session.model_of(agent)}"

@@ -95,28 +95,37 @@ def _controlling_tty() -> None:
 
 
 @pytest.fixture
-def terminal(tmp_path):
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-    env = dict(os.environ)
-    for name in ("NO_COLOR", "TEXTUAL_THEME", "TEXTUAL", "COLORTERM"):
-        env.pop(name, None)
-    env.update(TERM="xterm-256color", COLUMNS=str(COLS), LINES=str(ROWS))
-    db = tmp_path / "pty.db"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ikigai_tui", "--db", str(db)],
-        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path,
-        start_new_session=True, preexec_fn=_controlling_tty, close_fds=True,
-    )
-    os.close(slave)
-    term = Terminal(master, proc)
-    try:
-        yield term
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=5)
-        os.close(master)
+def launch(tmp_path):
+    """Start `python -m ikigai_tui --db DB` in a new pty; killed at the end if still running."""
+    started: list[Terminal] = []
+
+    def start(db) -> Terminal:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        env = dict(os.environ)
+        for name in ("NO_COLOR", "TEXTUAL_THEME", "TEXTUAL", "COLORTERM"):
+            env.pop(name, None)
+        env.update(TERM="xterm-256color", COLUMNS=str(COLS), LINES=str(ROWS))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ikigai_tui", "--db", str(db)],
+            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path,
+            start_new_session=True, preexec_fn=_controlling_tty, close_fds=True,
+        )
+        os.close(slave)
+        started.append(Terminal(master, proc))
+        return started[-1]
+
+    yield start
+    for term in started:
+        if term.proc.poll() is None:
+            term.proc.kill()
+            term.proc.wait(timeout=5)
+        os.close(term.fd)
+
+
+@pytest.fixture
+def terminal(launch, tmp_path):
+    return launch(tmp_path / "pty.db")
 
 
 def test_message_and_exit_in_a_real_terminal(terminal):
@@ -134,3 +143,21 @@ def test_message_and_exit_in_a_real_terminal(terminal):
     shown = terminal.text()
     assert "Offline model here." in shown
     assert "Traceback" not in shown
+
+
+def test_a_file_that_is_not_a_database_gets_one_line_and_is_left_alone(launch, tmp_path):
+    """The log is opened before the full screen starts: the error is one line on the
+    ordinary terminal, the status is 1, and the file is not touched."""
+    bad = tmp_path / "notes.db"
+    original = b"these are my notes, not a database\n" * 20
+    bad.write_bytes(original)
+    term = launch(bad)
+    status = term.wait_exit(timeout=10)
+    shown = term.text()
+    assert status == 1, f"exit status {status}; screen:\n{shown[-3000:]}"
+    lines = [line for line in shown.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("Error: ") and "is not an ikigai database" in lines[0], lines
+    assert "Traceback" not in shown
+    assert b"\x1b[?1049h" not in term.raw  # never switched to the full screen
+    assert bad.read_bytes() == original
