@@ -140,8 +140,8 @@ async def context(c: Invocation) -> CommandResult:
                                                  if r.pins else ""),
         f"  tools          {w.tools:>9,}",
         f"  summaries      {w.summaries:>9,}  ({len(r.summaries)})",
-        f"  window         {w.window:>9,}  ({inside} messages)",
-        f"  outside window {w.outside:>9,}  ({w.start_index} messages, {w.pruned_turns} pruned "
+        f"  window         {w.window:>9,}  ({inside:,} messages)",
+        f"  outside window {w.outside:>9,}  ({w.start_index:,} messages, {w.pruned_turns:,} pruned "
         f"turn{'s' if w.pruned_turns != 1 else ''}; not sent)",
         f"Budget: {budget}; window starts at {start}",
     ]

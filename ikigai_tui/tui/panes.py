@@ -154,7 +154,7 @@ class PaneManager:
             window = await session.measure(agent.id)
             turns = window.pruned_turns
             if window.start is not None and window.start_index > 0:
-                label = (f" window starts here · {turns} older turn{'s' if turns != 1 else ''} "
+                label = (f" window starts here · {turns:,} older turn{'s' if turns != 1 else ''} "
                          "not sent ")
                 pane.scrollback.set_rule(window.start, label)
             else:

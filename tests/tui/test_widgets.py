@@ -304,6 +304,8 @@ async def test_gauge_text_and_estimate_marker():
         assert _plain(gauge) == "Context: 9.5K/1.5M tokens (0%) · window 100K · 3 turns pruned"
         gauge.update_usage(999, 200_000, 0.5, "normal", True, pruned_turns=1)
         assert _plain(gauge) == "Context: 999/200K tokens (0%) · 1 turn pruned"
+        gauge.update_usage(120_000, 200_000, 60.0, "normal", True, 0, 49_669)
+        assert _plain(gauge).endswith(" · 49,669 turns pruned")
         await pilot.pause()
         screenshot(app, "gauge_normal")
         gauge.set_unknown()

@@ -61,7 +61,7 @@ def gauge_text(
     if budget > 0:
         extras.append(f"window {format_tokens(budget)}")
     if pruned_turns > 0:
-        extras.append(f"{pruned_turns} turn{'s' if pruned_turns != 1 else ''} pruned")
+        extras.append(f"{pruned_turns:,} turn{'s' if pruned_turns != 1 else ''} pruned")
     if extras:
         text.append("".join(f" · {extra}" for extra in extras), style="dim")
     return text
