@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING
 
 from textual.containers import Horizontal
 
-from ikigai_tui.core.events import Event
-from ikigai_tui.tui.transcript import SHOWN_KINDS, Item, item_from_event, items_from_events
+from ikigai_tui.tui.pages import AgentPages
 from ikigai_tui.tui.widgets.pane import AgentPane
 
 if TYPE_CHECKING:
@@ -33,48 +32,9 @@ class PaneManager:
     def showing(self, agent_id: str) -> list[AgentPane]:
         return [p for p in self.panes if p.agent_id == agent_id]
 
-    def _pages(self, agent_id: str):
-        session = self.app.session
-        assert session is not None
-
-        async def pages(*, before: int | None = None, after: int | None = None,
-                        oldest: bool = False, limit: int = 60) -> list[Item]:
-            store = session.store
-            if oldest:
-                events = await store.page(agent_id, SHOWN_KINDS, after=0, limit=limit)
-            elif after is not None:
-                return items_from_events(await store.page(agent_id, SHOWN_KINDS, after=after, limit=limit))
-            else:
-                events = await store.page(agent_id, SHOWN_KINDS, before=before, limit=limit)
-            items = items_from_events(events)
-            reached_start = oldest or len(events) < limit
-            if reached_start and session.tree[agent_id].parent_id is not None:
-                items = await self._inherited(agent_id) + items
-            return items
-
-        return pages
-
-    async def _inherited(self, agent_id: str) -> list[Item]:
-        """What a child got from its parent at fork, shown above its own transcript."""
-        session = self.app.session
-        assert session is not None
-        replayer = await session.replayer(agent_id)
-        agent = session.tree[agent_id]
-        items: list[Item] = []
-        for key, (_seq, kind, payload) in replayer.base.entries:
-            if kind == "summary":
-                items.append(Item(key, "note", f"Summary: {payload.get('content', '')}"))
-            else:
-                item = item_from_event(Event(key, agent_id, kind, payload, 0.0))
-                if item is not None:
-                    items.append(item)
-        parent = session.tree.label(agent.parent_id) if agent.parent_id else "?"
-        head = Item(-2, "note", f"Forked from {parent}: {len(items)} inherited message"
-                                f"{'s' if len(items) != 1 else ''}")
-        return [head, *items, Item(-3, "note", "(this agent's own messages follow)")]
-
     async def _new_pane(self, agent_id: str) -> AgentPane:
-        pane = AgentPane(agent_id, self._pages(agent_id))
+        assert self.app.session is not None
+        pane = AgentPane(agent_id, AgentPages(self.app.session, agent_id))
         return pane
 
     async def start(self, agent_id: str) -> None:

@@ -199,19 +199,25 @@ class Scrollback(ScrollView, can_focus=True):
             self.items, self._strips, self._starts = items, [[] for _ in items], []
             return
         known = {id(i): s for i, s in zip(self.items, self._strips) if s}
-        strips = [known.get(id(i)) or self._render(i) for i in items]
-        total = sum(map(len, strips))
-        while total > MAX_LINES and len(items) > 1:
-            if keep == "start":
-                total -= len(strips.pop())
-                items = items[:-1]
-                self.at_end = False
-            else:
-                gone = strips.pop(0)
-                total -= len(gone)
-                items = items[1:]
-                self.at_start = False
-        self.items, self._strips = items, strips
+        # Draw from the side kept and stop at MAX_LINES: what would be trimmed is never
+        # drawn (a page can be long, e.g. a child's inherited context).
+        order = range(len(items)) if keep == "start" else range(len(items) - 1, -1, -1)
+        kept: list[tuple[int, list[Strip]]] = []
+        total = 0
+        for index in order:
+            item = items[index]
+            strips = known.get(id(item)) or self._render(item)
+            if kept and total + len(strips) > MAX_LINES:
+                if keep == "start":
+                    self.at_end = False
+                else:
+                    self.at_start = False
+                break
+            kept.append((index, strips))
+            total += len(strips)
+        kept.sort(key=lambda pair: pair[0])
+        self.items = [items[index] for index, _ in kept]
+        self._strips = [strips for _, strips in kept]
         self._rebuild()
 
     def _rebuild(self) -> None:
