@@ -1,0 +1,163 @@
+"""The sliding window as the user sees it (SPEC §7): the seven lines of `/context` parsed
+and checked against the Session's meter (tokens, limit, state, breakdown, budget, window
+start; estimated and exact counts), with the window off, with nothing pruned, and the
+`context --json` data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ikigai_tui.cli_output import context_data
+from ikigai_tui.core.events import WriteBatch
+from ikigai_tui.core.tokens import TokenCounter
+from tests.unit.window_helpers import chat, talk
+
+
+def _num(text: str) -> int:
+    if text.endswith("K"):
+        return round(float(text[:-1]) * 1000)
+    return int(text.replace(",", ""))
+
+
+_BREAKDOWN = [
+    r"  system prompt +(?P<system>[\d,]+)(?:  \(of which (?P<npins>\d+) pins: (?P<pins>[\d,]+)\))?",
+    r"  tools +(?P<tools>[\d,]+)",
+    r"  summaries +(?P<summaries>[\d,]+)  \((?P<nsummaries>\d+)\)",
+    r"  window +(?P<window>[\d,]+)  \((?P<nwindow>[\d,]+) messages\)",
+    r"  outside window +(?P<outside>[\d,]+)  \((?P<noutside>[\d,]+) messages, (?P<pruned>-?[\d,]+) "
+    r"pruned turns?; not sent\)",
+    r"Budget: (?P<budget>[\d,]+|off \(sliding window disabled\)); window starts at "
+    r"(?P<start>message \d+|empty)",
+]
+
+
+def parse_context(lines: list[str]) -> dict:
+    assert len(lines) == 7, lines
+    head = re.fullmatch(r"Context: (?P<tokens>[\d.,]+K?)/(?P<limit>[\d.,]+K?) tokens "
+                        r"\((?P<percent>\d+)%\), (?P<state>normal|warning|critical|full); "
+                        r"counts (?P<kind>estimated|exact) for (?P<model>\S+)", lines[0])
+    assert head, lines[0]
+    out = dict(head.groupdict())
+    for pattern, line in zip(_BREAKDOWN, lines[1:]):
+        found = re.fullmatch(pattern, line)
+        assert found, (pattern, line)
+        out.update({k: v for k, v in found.groupdict().items() if v is not None})
+    return out
+
+
+async def test_context_command_reports_the_window(sessions):
+    session = await sessions(budget=1_500)
+    root = session.tree.root.id
+    await chat(session, 8)
+    await session.command(root, "/pin always answer briefly")
+    await talk(session, root, "after the pin")
+    result = await session.command(root, "/context")
+    w = result.data
+    assert w == await session.measure(root)
+    shown = parse_context(result.lines)
+
+    r = await session.replayer(root)
+    meter = session.meter(session.tree[root])
+    window = meter.window_ids()
+    outside = [k for k in r.ctx if k not in set(window)]
+    assert outside and window, "the budget should have pruned some turns"
+
+    assert _num(shown["tokens"]) == w.tokens and w.tokens < 10_000
+    assert shown["limit"] == "200.0K" and w.limit == 200_000
+    assert int(shown["percent"]) == round(100 * w.tokens / 200_000)
+    assert shown["state"] == w.state == "normal"
+    assert (shown["kind"], shown["model"]) == ("estimated", "offline")
+    assert shown["npins"] == "1" and _num(shown["pins"]) == w.pins > 0
+    assert _num(shown["system"]) == w.system > w.pins
+    assert _num(shown["tools"]) == w.tools > 0
+    assert (_num(shown["summaries"]), shown["nsummaries"]) == (0, "0")
+    assert _num(shown["window"]) == w.window and _num(shown["nwindow"]) == len(window)
+    assert _num(shown["outside"]) == w.outside > 0
+    assert _num(shown["noutside"]) == len(outside)
+    users_outside = [k for k in outside if r.ctx[k][1] == "user"]
+    assert _num(shown["pruned"]) == w.pruned_turns == len(users_outside) > 0
+    assert shown["budget"] == "1,500" and w.budget == 1_500
+    assert shown["start"] == f"message {window[0]}" and r.ctx[window[0]][1] == "user"
+    # The figures are the counter's own, scaled by the learned factor.
+    counter = meter.counter
+    window_raw = sum(counter.message(r.ctx[k][1], r.ctx[k][2]) for k in window)
+    assert w.window == counter.scale(window_raw)
+    assert w.tokens <= 1_500
+    assert abs(w.system + w.tools + w.summaries + w.window - w.tokens) <= 3
+
+    # A summary is outside the window and always counted.
+    batch = WriteBatch()
+    batch.add(root, "compact", {"ids": outside[:4], "summary": "we said hello " * 20})
+    await session.commit(batch)
+    after = parse_context((await session.command(root, "/context")).lines)
+    assert after["nsummaries"] == "1" and _num(after["summaries"]) > 0
+
+    # Exact counts for an OpenAI model.
+    await session.command(root, "/model openai/gpt-4o")
+    exact = await session.command(root, "/context")
+    shown = parse_context(exact.lines)
+    assert (shown["kind"], shown["model"]) == ("exact", "openai/gpt-4o")
+    assert exact.data.exact and _num(shown["limit"]) == exact.data.limit
+    gpt = TokenCounter("openai/gpt-4o")
+    window = session.meter(session.tree[root]).window_ids()
+    assert exact.data.window == sum(gpt.message(r.ctx[k][1], r.ctx[k][2]) for k in window)
+
+
+async def test_context_command_with_the_window_off(sessions):
+    session = await sessions(budget=0)
+    root = session.tree.root.id
+    await chat(session, 5, size=2_000)
+    result = await session.command(root, "/context")
+    shown = parse_context(result.lines)
+    r = await session.replayer(root)
+    assert shown["budget"] == "off (sliding window disabled)"
+    assert shown["start"] == f"message {next(iter(r.ctx))}"
+    assert (shown["outside"], shown["noutside"], shown["pruned"]) == ("0", "0", "0")
+    assert _num(shown["nwindow"]) == len(r.ctx) == 10
+    await session.command(root, "/clear")
+    shown = parse_context((await session.command(root, "/context")).lines)
+    assert shown["start"] == "empty" and shown["nwindow"] == "0"
+
+
+async def test_no_turn_is_pruned_while_everything_fits(sessions):
+    """The everyday case: a new conversation under the default budget prunes nothing,
+    and says so (0 pruned turns, never a negative count)."""
+    session = await sessions()
+    root = session.tree.root
+    shown = parse_context((await session.command(root.id, "/context")).lines)
+    assert (shown["start"], shown["pruned"]) == ("empty", "0")
+    await chat(session, 2)
+    result = await session.command(root.id, "/context")
+    shown = parse_context(result.lines)
+    assert (shown["outside"], shown["noutside"]) == ("0", "0")
+    assert shown["pruned"] == "0"
+    assert result.data.pruned_turns == 0
+    assert (await context_data(session, root))["pruned_turns"] == 0
+
+
+async def test_context_json_matches_the_meter(sessions):
+    session = await sessions(budget=1_200)
+    root = session.tree.root
+    await chat(session, 8)
+    data = await context_data(session, root)
+    json.dumps(data)  # serializable as `context --json` prints it
+    w = await session.measure(root.id)
+    meter = session.meter(root)
+    window = meter.window_ids()
+    assert data["tokens"] == w.tokens
+    assert data["budget"] == w.budget == 1_200
+    assert data["limit"] == 200_000 and data["estimated"] is True
+    assert data["window_start"] == w.start == window[0]
+    assert data["pruned_turns"] == w.pruned_turns > 0
+    assert data["breakdown"]["outside"] == w.outside > 0
+    flags = [m["in_window"] for m in data["messages"]]
+    inside = [m["id"] for m in data["messages"] if m["in_window"]]
+    assert inside == window
+    assert flags == sorted(flags)  # a prefix outside, the rest inside
+    assert data["messages"][flags.index(True)]["id"] == data["window_start"]
+    assert data["messages"][flags.index(True)]["role"] == "user"
+    users_outside = [m for m in data["messages"] if not m["in_window"] and m["role"] == "user"]
+    assert len(users_outside) == data["pruned_turns"]
+    assert data["tokens"] <= data["budget"]
