@@ -104,7 +104,8 @@ async def say(session: Session, agent_id: str, text: str) -> list[int]:
     return [i for i in await context_ids(session, agent_id) if i not in before]
 
 
-async def reopened_messages(db_path, agent_ids) -> dict[str, list]:
+async def reopened_messages(db_path, agent_ids) -> tuple[dict[str, list], dict[str, list]]:
+    """Each agent's context messages and valid marks, replayed from disk by a fresh session."""
     store = await Store.open(db_path)
     try:
         fresh = await Session.open(store, Providers(), SessionSettings())

@@ -81,7 +81,7 @@ def test_a_larger_budget_lets_the_window_grow_back():
 def test_empty_context():
     w = fresh_meter().measure(Replayer(), tool_schemas(), 100, LIMIT)
     assert (w.start, w.start_index, w.window, w.outside, w.pruned_turns) == (None, 0, 0, 0, 0)
-    assert w.tokens == w.system + w.tools or abs(w.tokens - w.system - w.tools) <= 1
+    assert abs(w.tokens - (w.system + w.tools)) <= 1  # the fixed part alone, rounded
 
 
 @pytest.mark.parametrize("change", ["unpin", "shorter system prompt"])
