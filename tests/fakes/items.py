@@ -94,15 +94,16 @@ class Fault:
 
     # -- rendering -------------------------------------------------------------
 
-    def render(self, fmt: str, model: str) -> tuple[int, dict, dict]:
-        """(status, headers, body) for this fault in format ``fmt``."""
+    def render(self, fmt: str, model: str, key: str = "") -> tuple[int, dict, dict]:
+        """(status, headers, body) for this fault in format ``fmt``; ``key`` is the API key
+        the request presented (the auth fault echoes it)."""
         headers: dict = {}
         if self.retry_after is not None:
             headers["retry-after"] = _num(self.retry_after)
         if self.kind == "http":
             headers.update(self.headers)
             return self.status or 500, headers, self.body
-        status, body = _ERRORS[self.kind][fmt](self, model)
+        status, body = _ERRORS[self.kind][fmt](self, model, key)
         return status, headers, body
 
 
@@ -127,60 +128,62 @@ def _gemini_err(code, message, status, details=None):
 
 _ERRORS = {
     "rate_limit": {
-        OPENAI: lambda f, m: (429, _openai_err(
+        OPENAI: lambda f, m, key: (429, _openai_err(
             f.message or f"Rate limit reached for {m} on requests per min (RPM): Limit 3, Used 3, "
             "Requested 1. Please try again in 1s.", "requests", "rate_limit_exceeded")),
-        ANTHROPIC: lambda f, m: (429, _anthropic_err(
+        ANTHROPIC: lambda f, m, key: (429, _anthropic_err(
             "rate_limit_error", f.message or "Number of request tokens has exceeded your "
             "per-minute rate limit")),
-        GEMINI: lambda f, m: (429, _gemini_err(
+        GEMINI: lambda f, m, key: (429, _gemini_err(
             429, f.message or "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED",
             ([{"@type": "type.googleapis.com/google.rpc.RetryInfo",
                "retryDelay": f"{_num(f.retry_after)}s"}] if f.retry_after is not None else None))),
     },
     "server_error": {
-        OPENAI: lambda f, m: (500, _openai_err(
+        OPENAI: lambda f, m, key: (500, _openai_err(
             f.message or "The server had an error while processing your request. Sorry about that!",
             "server_error")),
-        ANTHROPIC: lambda f, m: (500, _anthropic_err("api_error", f.message or "Internal server error")),
-        GEMINI: lambda f, m: (500, _gemini_err(
+        ANTHROPIC: lambda f, m, key: (500, _anthropic_err("api_error", f.message or "Internal server error")),
+        GEMINI: lambda f, m, key: (500, _gemini_err(
             500, f.message or "An internal error has occurred. Please retry or report in "
             "https://developers.generativeai.google/guide/troubleshooting", "INTERNAL")),
     },
     "overloaded": {
-        OPENAI: lambda f, m: (503, _openai_err(
+        OPENAI: lambda f, m, key: (503, _openai_err(
             f.message or "The engine is currently overloaded, please try again later.", "server_error")),
-        ANTHROPIC: lambda f, m: (529, _anthropic_err("overloaded_error", f.message or "Overloaded")),
-        GEMINI: lambda f, m: (503, _gemini_err(
+        ANTHROPIC: lambda f, m, key: (529, _anthropic_err("overloaded_error", f.message or "Overloaded")),
+        GEMINI: lambda f, m, key: (503, _gemini_err(
             503, f.message or "The model is overloaded. Please try again later.", "UNAVAILABLE")),
     },
     "auth": {
-        OPENAI: lambda f, m: (401, _openai_err(
-            f.message or "Incorrect API key provided: test-key. You can find your API key at "
+        # Each echoes the key it was sent, as OpenAI does: the worst case for redaction.
+        OPENAI: lambda f, m, key: (401, _openai_err(
+            f.message or f"Incorrect API key provided: {key}. You can find your API key at "
             "https://platform.openai.com/account/api-keys.", "invalid_request_error", "invalid_api_key")),
-        ANTHROPIC: lambda f, m: (401, _anthropic_err("authentication_error", f.message or "invalid x-api-key")),
-        GEMINI: lambda f, m: (401, _gemini_err(
-            401, f.message or "Request had invalid authentication credentials. API key not valid. "
-            "Please pass a valid API key.", "UNAUTHENTICATED")),
+        ANTHROPIC: lambda f, m, key: (401, _anthropic_err(
+            "authentication_error", f.message or f"invalid x-api-key: {key}")),
+        GEMINI: lambda f, m, key: (401, _gemini_err(
+            401, f.message or f"Request had invalid authentication credentials. API key not valid: "
+            f"{key}. Please pass a valid API key.", "UNAUTHENTICATED")),
     },
     "not_found": {
-        OPENAI: lambda f, m: (404, _openai_err(
+        OPENAI: lambda f, m, key: (404, _openai_err(
             f.message or f"The model `{m}` does not exist or you do not have access to it.",
             "invalid_request_error", "model_not_found")),
-        ANTHROPIC: lambda f, m: (404, _anthropic_err("not_found_error", f.message or f"model: {m}")),
-        GEMINI: lambda f, m: (404, _gemini_err(
+        ANTHROPIC: lambda f, m, key: (404, _anthropic_err("not_found_error", f.message or f"model: {m}")),
+        GEMINI: lambda f, m, key: (404, _gemini_err(
             404, f.message or f"models/{m} is not found for API version v1beta, or is not supported "
             "for generateContent. Call ListModels to see the list of available models and their "
             "supported methods.", "NOT_FOUND")),
     },
     "context_length": {
-        OPENAI: lambda f, m: (400, _openai_err(
+        OPENAI: lambda f, m, key: (400, _openai_err(
             f.message or "This model's maximum context length is 128000 tokens. However, your "
             "messages resulted in 250000 tokens. Please reduce the length of the messages.",
             "invalid_request_error", "context_length_exceeded", "messages")),
-        ANTHROPIC: lambda f, m: (400, _anthropic_err(
+        ANTHROPIC: lambda f, m, key: (400, _anthropic_err(
             "invalid_request_error", f.message or "prompt is too long: 250000 tokens > 200000 maximum")),
-        GEMINI: lambda f, m: (400, _gemini_err(
+        GEMINI: lambda f, m, key: (400, _gemini_err(
             400, f.message or "The input token count (2500000) exceeds the maximum number of tokens "
             "allowed (1048576).", "INVALID_ARGUMENT")),
     },

@@ -23,7 +23,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from tests.fakes.items import ANTHROPIC, GEMINI, OPENAI, Fault, Received, Reply
 from tests.fakes.validate import validate_pairs
@@ -135,11 +135,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"fake provider: no route POST {self.path}"}})
             return
         fake = self.server.fake
-        item, n = fake._take(Received(self.path, body, {k.lower(): v for k, v in self.headers.items()},
-                                      fmt, model, stream))
+        received = {k.lower(): v for k, v in self.headers.items()}
+        item, n = fake._take(Received(self.path, body, received, fmt, model, stream))
         try:
             if isinstance(item, Fault):
-                status, headers, err = item.render(fmt, model)
+                status, headers, err = item.render(fmt, model, presented_key(received, self.path))
                 self._send_json(status, err, headers)
             elif stream:
                 self._stream(item, fmt, model, n)
@@ -321,3 +321,13 @@ class FakeProvider:
             self._n += 1
             item = self._queue.popleft() if self._queue else Reply(text="ok")
             return item, self._n
+
+
+def presented_key(headers: dict, path: str) -> str:
+    """The API key a request carried (headers with lower-case names): a bearer token,
+    x-api-key, x-goog-api-key or ?key=."""
+    bearer = headers.get("authorization", "")
+    if bearer.lower().startswith("bearer "):
+        return bearer[7:]
+    return (headers.get("x-api-key") or headers.get("x-goog-api-key")
+            or (parse_qs(urlsplit(path).query).get("key") or [""])[0])

@@ -58,15 +58,21 @@ async def test_mail_from_child_to_parent_and_llm_check_mail(session):
 
 
 @pytest.fixture
-def fixed_ids(session, monkeypatch):
-    ids = iter(["abc1234" + "0" * 25, "abc1235" + "0" * 25, "fedcba" + "9" * 26])
-    monkeypatch.setattr(session, "new_id", lambda: next(ids))
+async def fixed_session(db_path):
+    """A session whose agent ids (the root's first) are fixed, to test prefixes."""
+    ids = iter(["0123456" + "0" * 25, "abc1234" + "0" * 25, "abc1235" + "0" * 25,
+                "fedcba" + "9" * 26])
+    store = await Store.open(db_path)
+    session = await Session.open(store, Providers(), SessionSettings(), new_id=lambda: next(ids))
+    yield session
+    await session.close()
+    await store.close()
 
 
-async def test_agent_resolution(session, fixed_ids):
+async def test_agent_resolution(fixed_session):
+    session = fixed_session
     root = session.tree.root.id
-    if root.startswith(("abc", "fed")):
-        pytest.skip("random root id collides with the fixed ids")
+    assert root.startswith("0123456")
     first = (await session.command(root, "/fork")).data
     out = await session.command(root, "/fork --name worker")
     second = out.data

@@ -9,13 +9,14 @@ the user message is kept, the agent goes idle and the API key is never shown nor
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
 
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
-from tests.fakes.server import Fault, Reply, validate_pairs
-from tests.integration.provider_helpers import KEY_VARIABLES, Harness, conversation
+from tests.fakes.server import Fault, Reply, presented_key, validate_pairs
+from tests.integration.provider_helpers import KEY_VARIABLES, SECRET, Harness, conversation
 
 
 # -- 5. faults ----------------------------------------------------------------------------
@@ -94,7 +95,12 @@ async def test_auth_error_does_not_show_the_key(h):
     # <key>"); the key in use, whatever its shape, must never be shown nor logged.
     h.fake.queue(Fault.auth())
     ok = await h.say("who am i")
-    await assert_failed_once(h, ok, "who am i")
+    message = await assert_failed_once(h, ok, "who am i")
+    [request] = h.fake.requests
+    sent = presented_key(request.headers, request.path)
+    assert sent == SECRET  # the key went out, and the fake's error echoed it back
+    assert SECRET in json.dumps(Fault.auth().render(request.format, request.model, sent)[2])
+    assert SECRET not in message
     await h.assert_no_secret()
 
 
