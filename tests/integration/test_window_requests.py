@@ -30,12 +30,6 @@ def keys(monkeypatch):
         monkeypatch.setenv(variable, SECRET)
 
 
-@pytest.fixture
-async def fake():
-    async with FakeProvider() as running:
-        yield running
-
-
 class Spy:
     """Stands between the session and the real provider: at the moment a request is
     streamed it records the request, the app's view of the context, and can queue the
