@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 
 from ikigai_tui.tui.widgets.agent_tree import AgentRow, AgentTreeView, agent_label
 
@@ -36,6 +40,20 @@ class TreeApp(App):
         self.selected.append(message.agent_id)
 
 
+@contextlib.asynccontextmanager
+async def shown(focused: str, rows: list[AgentRow] = ROWS, *, focus_tree: bool = False
+                ) -> AsyncIterator[tuple[TreeApp, Pilot, AgentTreeView]]:
+    """The harness app running, its tree showing `rows` with `focused` as the focused agent."""
+    app = TreeApp()
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(AgentTreeView)
+        tree.refresh_agents(rows, focused)
+        if focus_tree:
+            tree.focus()
+        await pilot.pause()
+        yield app, pilot, tree
+
+
 def _all_nodes(tree: AgentTreeView) -> list:
     out = []
 
@@ -55,11 +73,7 @@ def _label(tree: AgentTreeView, agent_id: str) -> Text:
 
 
 async def test_tree_renders_labels_with_glyphs_usage_and_unread():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a2")
-        await pilot.pause()
+    async with shown("a2") as (app, pilot, tree):
         assert [n.data for n in _all_nodes(tree)] == ["a1", "a2", "a4", "a3", "b1"]
         assert all(n.is_expanded for n in _all_nodes(tree))
         assert tree.node_for("a4").parent is tree.node_for("a2")
@@ -74,11 +88,7 @@ async def test_tree_renders_labels_with_glyphs_usage_and_unread():
 
 
 async def test_focused_is_bold_and_has_the_cursor_dead_is_dim():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a2")
-        await pilot.pause()
+    async with shown("a2") as (app, pilot, tree):
         assert tree.cursor_node is tree.node_for("a2")
         focused = agent_label(ROWS[1], True)
         assert any("bold" in str(span.style) for span in focused.spans)
@@ -92,11 +102,7 @@ async def test_focused_is_bold_and_has_the_cursor_dead_is_dim():
 
 
 async def test_refresh_in_place_keeps_the_nodes():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a1")
-        await pilot.pause()
+    async with shown("a1") as (app, pilot, tree):
         before = _all_nodes(tree)
         changed = [*ROWS]
         changed[1] = AgentRow("a2", "researcher", "idle", 0, 90.0, "a1")
@@ -115,12 +121,7 @@ async def test_refresh_in_place_keeps_the_nodes():
 
 
 async def test_refresh_does_not_steal_the_cursor_from_the_user():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a1")
-        tree.focus()
-        await pilot.pause()
+    async with shown("a1", focus_tree=True) as (app, pilot, tree):
         await pilot.press("down", "down")
         assert tree.cursor_node is tree.node_for("a4")
         tree.refresh_agents(ROWS, "a1")  # e.g. a status update
@@ -130,12 +131,7 @@ async def test_refresh_does_not_steal_the_cursor_from_the_user():
 
 
 async def test_selecting_a_node_posts_selected():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(ROWS, "a1")
-        tree.focus()
-        await pilot.pause()
+    async with shown("a1", focus_tree=True) as (app, pilot, tree):
         assert app.selected == []  # moving the cursor programmatically selects nothing
         await pilot.press("down", "enter")
         await pilot.pause()
@@ -147,11 +143,8 @@ async def test_selecting_a_node_posts_selected():
 
 
 async def test_labels_are_sanitized_and_not_markup():
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents([AgentRow("x", "[red]evil\x1b]52;c;AAAA\x07\nline2", "idle", 0, None, None)], "x")
-        await pilot.pause()
+    evil = AgentRow("x", "[red]evil\x1b]52;c;AAAA\x07\nline2", "idle", 0, None, None)
+    async with shown("x", [evil]) as (app, pilot, tree):
         plain = _label(tree, "x").plain
         assert "\x1b" not in plain and "\x07" not in plain and "\n" not in plain
         assert "[red]evil" in plain
@@ -159,11 +152,7 @@ async def test_labels_are_sanitized_and_not_markup():
 
 async def test_the_cursor_row_keeps_the_warning_colour_of_its_usage():
     rows = [AgentRow("a", "main", "idle", 0, 85.0, None), AgentRow("b", "kid", "idle", 0, 85.0, "a")]
-    app = TreeApp()
-    async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AgentTreeView)
-        tree.refresh_agents(rows, "a")
-        await pilot.pause()
+    async with shown("a", rows) as (app, pilot, tree):
 
         def usage_colour(y: int):
             strip = app.screen._compositor.render_strips()[tree.region.y + y]

@@ -54,6 +54,11 @@ async def walk_forth(pages: AgentPages) -> list:
         shown = shown + newer
 
 
+async def assert_walks(pages: AgentPages, expected: list[str]) -> None:
+    assert texts(await walk_back(pages)) == expected
+    assert texts(await walk_forth(pages)) == expected
+
+
 async def test_a_child_pages_through_its_inheritance_and_its_own_messages(bench):
     async with bench.prep() as session:
         root = root_id(session)
@@ -74,8 +79,7 @@ async def test_a_child_pages_through_its_inheritance_and_its_own_messages(bench)
                     + [t for n in range(23) for t in (f"question {n}", f"answer {n}")]
                     + ["(this agent's own messages follow)"]
                     + [t for n in range(2) for t in (f"kid question {n}", f"kid answer {n}")])
-        assert texts(await walk_back(pages)) == expected
-        assert texts(await walk_forth(pages)) == expected
+        await assert_walks(pages, expected)
 
 
 async def test_a_child_that_inherited_nothing(bench):
@@ -90,8 +94,7 @@ async def test_a_child_that_inherited_nothing(bench):
         expected = ["Forked from root (a1b2c1): 0 inherited messages",
                     "(this agent's own messages follow)", "kid question 0", "kid answer 0"]
         assert texts(await pages(limit=LIMIT)) == expected
-        assert texts(await walk_back(pages)) == expected
-        assert texts(await walk_forth(pages)) == expected
+        await assert_walks(pages, expected)
 
 
 async def test_the_root_pages_only_its_own_log(bench):
@@ -100,8 +103,7 @@ async def test_the_root_pages_only_its_own_log(bench):
         await write_turns(session, root, 12)
         pages = AgentPages(session, root)
         expected = [t for n in range(12) for t in (f"question {n}", f"answer {n}")]
-        assert texts(await walk_back(pages)) == expected
-        assert texts(await walk_forth(pages)) == expected
+        await assert_walks(pages, expected)
 
 
 async def test_the_app_opens_a_child_of_a_long_conversation_with_one_page(bench):
