@@ -1,7 +1,7 @@
 """The full-screen application: agent tree, scrollbacks, gauge, input.
 
 The app holds no state the core does not hold: it shows the session and hands it the
-user's input. Session notices arrive as plain dataclasses on the same event loop.
+user's input. Session notices arrive as plain records on the same event loop.
 """
 
 from __future__ import annotations

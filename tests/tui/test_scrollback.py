@@ -321,3 +321,23 @@ async def test_scrolling_up_stops_following_and_the_end_resumes_it():
         sb.add_items([Item(41, "user", "question 41")])
         await settle(pilot)
         assert at_bottom(sb) and "› question 41" in screen(sb)
+
+
+async def test_a_resize_while_scrolled_up_keeps_the_item_at_the_top():
+    words = " ".join(f"word{n}" for n in range(40))  # wraps differently at each width
+    log = Log([Item(key, "user", f"message {key}: {words}") for key in range(1, 201)])
+    sb = Scrollback("agent", log.pages)
+    sb.preload(await sb.latest_page())
+    app = Host(sb)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await scroll(pilot, sb, sb.max_scroll_y // 2)
+        index = max(i for i, start in enumerate(sb._starts) if start <= sb.scroll_y)
+        sb.scroll_to(y=sb._starts[index], animate=False, immediate=True)  # an item's first line
+        await settle(pilot)
+        top = screen(sb)[0]
+        assert top.startswith("› message ")
+        await pilot.resize_terminal(70, 40)
+        await settle(pilot)
+        assert not sb.following and sb._width < 70
+        assert screen(sb)[0].split(":")[0] == top.split(":")[0]  # re-wrapped, same item on top

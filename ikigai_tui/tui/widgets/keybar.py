@@ -25,6 +25,7 @@ class KeyBar(Widget, can_focus=False):
 
     COMPONENT_CLASSES = {"keybar--key", "keybar--description", "keybar--disabled"}
     ALLOW_SELECT = False
+    _zones: list[tuple[int, int, str]] = []  # (start, end, key) of each clickable key, per render
     DEFAULT_CSS = """
     KeyBar {
         dock: bottom;
@@ -94,7 +95,7 @@ class KeyBar(Widget, can_focus=False):
 
     def on_click(self, event: events.Click) -> None:
         """A click on a key (or its description): as if the key were typed."""
-        for start, end, key in getattr(self, "_zones", ()):
+        for start, end, key in self._zones:
             if start <= event.x < end:
                 event.stop()
                 self.app.simulate_key(key)

@@ -275,8 +275,10 @@ class Scrollback(ScrollView, can_focus=True):
         shows, not for the whole page.
         """
         if not (self.following and self.at_end):
+            item, _offset = self._anchor() or (None, 0)
             self._strips = [self._render(i) for i in self.items]
             self._rebuild()
+            self._keep_in_place(None if item is None else (item, 0))  # its lines re-wrapped
             return
         strips: list[list[Strip]] = [[] for _ in self.items]
         need, drawn, index = 2 * max(1, self.size.height), 0, len(self.items)
