@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ikigai_tui.tui.safe_text import plain
+from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["HelpScreen"]
 
@@ -132,7 +133,7 @@ class HelpScreen(ModalScreen[None]):
     AUTO_FOCUS = "#help-body"
 
     BINDINGS = [
-        Binding("escape", "close", "Close", show=False),
+        Binding("escape", "close", "Close"),
         Binding("q", "close", "Close", show=False),
         Binding("f1", "close", "Close", show=False),
     ]
@@ -167,6 +168,7 @@ class HelpScreen(ModalScreen[None]):
                     paragraph.append(" " + body)
                     yield Static(paragraph, classes="paragraph")
             yield Static(Text("esc · q · F1  close      ↑ ↓ PgUp PgDn  scroll"), classes="hint")
+        yield KeyBar()  # this screen's keys, over the main screen's
 
     def action_close(self) -> None:
         self.dismiss(None)

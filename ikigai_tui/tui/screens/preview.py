@@ -15,6 +15,7 @@ from textual.widgets import Button, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from ikigai_tui.tui.safe_text import plain, sanitize
+from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["PreviewItem", "PreviewScreen"]
 
@@ -126,6 +127,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
                 )
                 yield Button(plain(self._apply_label), variant="primary", id="preview-apply", compact=True)
                 yield Button("Cancel", id="preview-cancel", compact=True)
+        yield KeyBar()  # this screen's keys, over the main screen's
 
     @staticmethod
     def _row(item: PreviewItem, id_w: int, role_w: int, tok_w: int) -> Text:
