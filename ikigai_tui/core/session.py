@@ -11,7 +11,9 @@ import gc
 import sqlite3
 import time
 import uuid
+from bisect import bisect_left
 from collections.abc import Callable
+from operator import itemgetter
 from typing import NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
@@ -34,6 +36,9 @@ class SessionSettings(NamedTuple):
     model: str = "offline"
     budget: int = DEFAULT_BUDGET
     system_prompt: str | None = None
+
+
+THREAD_ROWS = 20_000  # below this a replay takes a few ms: not worth a thread
 
 
 class Session:
@@ -165,15 +170,23 @@ class Session:
                 continue
             if i + 1 < len(chain):
                 fork_at = chain[i + 1].fork_event_id
-                rows = await self.store.agent_rows(agent.id, upto=(fork_at or 0) + 1)
+                rows = await self._rows_upto(agent, (fork_at or 0) + 1)
                 fork_row = rows[-1] if rows and rows[-1][1] == "fork" else None
-                replayer = Replayer.from_rows(rows, base)
+                replayer = await _replay(rows, base)
                 mark_event = fork_row[2].get("mark_event") if fork_row else None
                 base = self._bases[chain[i + 1].id] = replayer.snapshot(after_mark=mark_event)
             else:
                 rows = await self.store.agent_rows(agent.id)
-                return Replayer.from_rows(rows, base)
+                return await _replay(rows, base)
         raise AssertionError("unreachable")
+
+    async def _rows_upto(self, agent: AgentRuntime, upto: int) -> list:
+        """The agent's events with ids below `upto`: from its loaded history when it has
+        one (no second read and decode of a long log), else from the log."""
+        if agent.replayer is None:
+            return await self.store.agent_rows(agent.id, upto=upto)
+        history = agent.replayer.history
+        return history[:bisect_left(history, upto, key=itemgetter(0))]
 
     def _on_commit(self, events: list[Event], agents: list[AgentRecord], updates: list) -> None:
         for rec in agents:
@@ -363,3 +376,13 @@ class Session:
                 tasks.append(task)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _replay(rows: list, base: Snapshot) -> Replayer:
+    """One pass over a whole log, in a worker thread when it is long: the event loop
+    (keys, streams, the screen) keeps its turn every switch interval instead of waiting
+    a second for 400,000 events. The new replayer is shared with nobody until it returns;
+    events committed meanwhile are buffered by `replayer()` and applied after."""
+    if len(rows) < THREAD_ROWS:
+        return Replayer.from_rows(rows, base)
+    return await asyncio.to_thread(Replayer.from_rows, rows, base)

@@ -73,6 +73,8 @@ class IkigaiApp(App[None]):
         self._new_id = new_id
         self.db_label = db_label or str(config.db)
         self._refresh_pending = False
+        self._refreshing = False
+        self._refresh_again = False
         self.panes = PaneManager(self)
         self._percents: dict[str, float] = {}
         self.startup_error: str | None = None
@@ -173,7 +175,27 @@ class IkigaiApp(App[None]):
         """Coalesce many notices into one update of the tree, gauge, titles and rules."""
         if not self._refresh_pending:
             self._refresh_pending = True
-            self.set_timer(0.03, self._refresh)
+            self.set_timer(0.03, self._start_refresh)
+
+    def _start_refresh(self) -> None:
+        # In a worker, not in the timer's callback: a first refresh can wait a second for
+        # an agent's replay (400,000 events), and a callback would hold every key press
+        # for that long. One refresh at a time; a request meanwhile runs once more after.
+        if self._refreshing:
+            self._refresh_pending, self._refresh_again = False, True
+            return
+        self._refreshing = True
+        self.run_worker(self._refresh_while_asked(), group="refresh")
+
+    async def _refresh_while_asked(self) -> None:
+        try:
+            while True:
+                self._refresh_again = False
+                await self._refresh()
+                if not self._refresh_again:
+                    return
+        finally:
+            self._refreshing = False
 
     async def _refresh(self) -> None:
         self._refresh_pending = False
