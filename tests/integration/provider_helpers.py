@@ -95,7 +95,7 @@ async def close(h: Harness) -> None:
 # -- reading request bodies ---------------------------------------------------------------
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
@@ -110,10 +110,10 @@ def conversation(rec: Received) -> list[tuple[str, str]]:
         for m in rec.body["messages"]:
             if m["role"] in ("system", "developer"):
                 continue
-            out.append((m["role"], _text_of(m.get("content"))))
+            out.append((m["role"], text_of(m.get("content"))))
     elif rec.format == "anthropic":
         for m in rec.body["messages"]:
-            out.append((m["role"], _text_of(m.get("content"))))
+            out.append((m["role"], text_of(m.get("content"))))
     else:
         for c in rec.body["contents"]:
             role = "assistant" if c.get("role") == "model" else c.get("role", "user")
@@ -131,7 +131,7 @@ def exchange(rec: Received) -> tuple[list[tuple[str | None, dict]], list[tuple[s
             for tc in m.get("tool_calls") or []:
                 calls.append((tc["id"], json.loads(tc["function"]["arguments"])))
             if m["role"] == "tool":
-                results.append((m["tool_call_id"], _text_of(m.get("content"))))
+                results.append((m["tool_call_id"], text_of(m.get("content"))))
     elif rec.format == "anthropic":
         for m in rec.body["messages"]:
             for b in m["content"] if isinstance(m["content"], list) else []:
@@ -140,7 +140,7 @@ def exchange(rec: Received) -> tuple[list[tuple[str | None, dict]], list[tuple[s
                 elif b.get("type") == "tool_result":
                     content = b.get("content")
                     results.append((b["tool_use_id"], content if isinstance(content, str)
-                                    else _text_of(content)))
+                                    else text_of(content)))
     else:
         for c in rec.body["contents"]:
             for p in c.get("parts", []):

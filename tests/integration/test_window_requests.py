@@ -18,6 +18,7 @@ from ikigai_tui.core.tokens import TokenCounter
 from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.llm.providers import Providers
 from tests.fakes.server import FakeProvider, Received, Reply, validate_pairs
+from tests.integration.provider_helpers import text_of
 
 SECRET = "test-key"
 ANTHROPIC = "anthropic/claude-sonnet-4-5"
@@ -116,14 +117,6 @@ async def apps(fake, tmp_path):
 # -- flattening a request and a window to comparable items ---------------------------------
 
 
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-
-
 def sent_items(rec: Received) -> list[tuple]:
     """The conversation of a request body (no system prompt), one item per text, tool call
     or tool result, in order."""
@@ -133,10 +126,10 @@ def sent_items(rec: Received) -> list[tuple]:
             if m["role"] in ("system", "developer"):
                 continue
             if m["role"] == "tool":
-                out.append(("tool_result", m["tool_call_id"], _text(m.get("content"))))
+                out.append(("tool_result", m["tool_call_id"], text_of(m.get("content"))))
                 continue
-            if _text(m.get("content")):
-                out.append((m["role"], _text(m.get("content"))))
+            if text_of(m.get("content")):
+                out.append((m["role"], text_of(m.get("content"))))
             for tc in m.get("tool_calls") or []:
                 out.append(("tool_call", tc["id"], tc["function"]["name"],
                             json.loads(tc["function"]["arguments"] or "{}")))
@@ -152,7 +145,7 @@ def sent_items(rec: Received) -> list[tuple]:
                 elif b.get("type") == "tool_use":
                     out.append(("tool_call", b["id"], b["name"], b["input"]))
                 elif b.get("type") == "tool_result":
-                    out.append(("tool_result", b["tool_use_id"], _text(b.get("content"))))
+                    out.append(("tool_result", b["tool_use_id"], text_of(b.get("content"))))
     else:
         raise AssertionError(rec.format)
     return out
@@ -210,7 +203,7 @@ async def test_the_request_holds_exactly_the_window(apps, fake, model):
         if rec.format == "openai":
             assert rec.body["messages"][0] == {"role": "system", "content": system_text(r)}
         else:
-            assert _text(rec.body["system"]) == system_text(r)
+            assert text_of(rec.body["system"]) == system_text(r)
 
     last = app.seen[-1]["context"]
     assert last["pruned_turns"] > 0, "the budget should have pruned turns by now"
