@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from collections.abc import Sequence
 
 from ikigai_tui import __version__
+from ikigai_tui.cli_print import silence, error
 from ikigai_tui.config import Config, ConfigError, load
 from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.store import StoreError
 
 
@@ -62,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", parents=[common], help="export an agent's conversation")
     export.add_argument("--agent", metavar="A")
     export.add_argument("--format", choices=["md", "json"], default="md")
+    export.add_argument("--output", "-o", metavar="FILE",
+                        help="write the exact text to FILE (stdout gets control characters "
+                             "as visible placeholders)")
     return parser
 
 
@@ -81,25 +87,34 @@ def _tui(args: argparse.Namespace, config: Config) -> int:
     app = create_app(config, model_override=args.model)
     app.run()
     if app.startup_error is not None:
-        print(f"Error: {app.startup_error}", file=sys.stderr)
+        error(app.startup_error)
         return 1
     return app.return_code or 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        # A text that the terminal's encoding cannot show becomes "?", never a traceback.
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="replace")
     args = build_parser().parse_args(argv)
     try:
         config = load(db=args.db, model=args.model, api_base=args.api_base,
                       config_path=args.config)
         if args.command is None and not args.line_mode:
             if not sys.stdout.isatty() or not sys.stdin.isatty():
-                print("Error: the full-screen interface needs a terminal; use `ikigai run` "
-                      "for scripts, or --line for line mode", file=sys.stderr)
+                error("the full-screen interface needs a terminal; use `ikigai run` "
+                      "for scripts, or --line for line mode")
                 return 1
             return _tui(args, config)
         return asyncio.run(_dispatch(args, config))
-    except (ConfigError, StoreError, CommandError) as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+    except (ConfigError, StoreError, CommandError, ProviderError) as exc:
+        error(str(exc))
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`ikigai log | head`): not an error of ours. Point stdout
+        # at /dev/null so the interpreter's final flush does not complain either.
+        silence(sys.stdout)
+        return 0

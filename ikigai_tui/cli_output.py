@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from typing import Any
 
+from ikigai_tui.cli_print import Channel
 from ikigai_tui.config import Config
 from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.events import Event, message_text
 from ikigai_tui.core.session import Session
+from ikigai_tui.inert import dumps
 from ikigai_tui.runtime import close_session, open_session
 
 
@@ -105,7 +108,7 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
             "model": session.model_of(agent),
             "events": [dict(_event_data(e), in_context=e.id in in_context) for e in events],
         }
-        return json.dumps(data, ensure_ascii=False, indent=2)
+        return dumps(data, indent=2) + "\n"
     lines = [f"# ikigai agent {label}", "", f"Model: {session.model_of(agent)}"]
     if agent.parent_id:
         lines.append(f"Forked from: {session.tree.label(agent.parent_id)}")
@@ -123,43 +126,61 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_export(path: str, text: str) -> None:
+    """The exact text, control characters and all, to a new file (0600: a conversation is
+    private) or over an existing one (its mode kept)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror}") from exc
+
+
 async def report(args: argparse.Namespace, config: Config) -> int:
-    session = await open_session(config, create=False)
+    """Text goes out inert (control characters as visible placeholders: a person may be
+    reading, even through a pipe); JSON escapes them; `export --output` is exact."""
+    out = Channel(sys.stdout)
+    session = await open_session(config, create=False, readonly=True)
     try:
         if args.command == "agents":
             data = agents_data(session)
             if args.json:
-                print(json.dumps(data, ensure_ascii=False, indent=2))
+                out.line(dumps(data, indent=2))
             else:
                 tree = session.tree
                 for a, depth in tree.walk():
                     mail = f", {a.unread} unread" if a.unread else ""
-                    print(f"{'  ' * depth}{tree.label(a.id)}  {a.status}  {a.model}{mail}")
+                    out.line(f"{'  ' * depth}{tree.label(a.id)}  {a.status}  {a.model}{mail}")
             return 0
         agent = _agent(session, args.agent)
         if args.command == "context":
             data = await context_data(session, agent)
             if args.json:
-                print(json.dumps(data, ensure_ascii=False, indent=2))
+                out.line(dumps(data, indent=2))
             else:
                 about = "~" if data["estimated"] else ""
-                print(f"Agent {session.tree.label(agent.id)}, model {data['model']}, "
-                      f"{about}{data['tokens']} tokens of {data['limit']} "
-                      f"({data['percent']:.0f}%, budget {data['budget'] or 'off'})")
+                out.line(f"Agent {session.tree.label(agent.id)}, model {data['model']}, "
+                         f"{about}{data['tokens']} tokens of {data['limit']} "
+                         f"({data['percent']:.0f}%, budget {data['budget'] or 'off'})")
                 for m in data["messages"]:
                     rule = "" if m["in_window"] else " (outside the window)"
-                    print(f"#{m['id']} {m['role']}{rule}: {m['content']}")
+                    out.line(f"#{m['id']} {m['role']}{rule}: {m['content']}")
             return 0
         if args.command == "log":
             events = await session.store.events(agent.id)
             if args.json:
-                print(json.dumps([_event_data(e) for e in events], ensure_ascii=False, indent=2))
+                out.line(dumps([_event_data(e) for e in events], indent=2))
             else:
                 for e in events:
-                    print(_event_line(e))
+                    out.line(_event_line(e))
             return 0
         if args.command == "export":
-            sys.stdout.write(await _export(session, agent, args.format))
+            text = await _export(session, agent, args.format)
+            if args.output:
+                write_export(args.output, text)
+            else:
+                out.write(text)
             return 0
         raise AssertionError(args.command)
     finally:
