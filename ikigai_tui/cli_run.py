@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import threading
 from collections.abc import AsyncIterator
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
+from ikigai_tui.cli_print import Channel
 from ikigai_tui.config import Config
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import (
@@ -17,24 +19,27 @@ from ikigai_tui.core.notices import (
 )
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
+from ikigai_tui.core.store import StoreError
 from ikigai_tui.runtime import close_session, open_session
 
 
 class Printer:
-    """Shows the session headlessly: the focused agent streams, others print whole replies."""
+    """Shows the session headlessly: the focused agent streams, others print whole replies.
+
+    Everything goes through inert channels: model, tool and provider text never drives
+    the terminal (see cli_print)."""
 
     def __init__(self, session: Session, focus: str, out: TextIO, err: TextIO) -> None:
         self.session = session
         self.focus = focus
-        self.out = out
-        self.err = err
+        self.out = Channel(out)
+        self.err = Channel(err)
         self.streaming = False
 
     def __call__(self, notice: Notice) -> None:
         tree = self.session.tree
         if isinstance(notice, StreamDelta) and notice.agent_id == self.focus:
             self.out.write(notice.text)
-            self.out.flush()
             self.streaming = True
         elif isinstance(notice, EventsCommitted):
             for event in notice.events:
@@ -44,15 +49,14 @@ class Printer:
         elif isinstance(notice, ErrorNotice):
             self._end_line()
             where = "" if notice.agent_id == self.focus else f"[{tree.label(notice.agent_id)}] "
-            print(f"Error: {where}{notice.message}", file=self.err, flush=True)
+            self.err.line(f"Error: {where}{notice.message}")
         elif isinstance(notice, RetryNotice):
-            print(f"Retrying in {notice.delay:.1f}s (attempt {notice.attempt}): {notice.reason}",
-                  file=self.err, flush=True)
+            self.err.line(f"Retrying in {notice.delay:.1f}s (attempt {notice.attempt}): "
+                          f"{notice.reason}")
 
     def _end_line(self) -> None:
         if self.streaming:
-            self.out.write("\n")
-            self.out.flush()
+            self.out.line()
             self.streaming = False
 
     def _event(self, event) -> None:
@@ -62,52 +66,87 @@ class Printer:
         if event.kind == "assistant":
             if payload.get("interrupted"):
                 self._end_line()
-                print(f"[interrupted: {payload.get('reason', '')}]", file=self.err, flush=True)
+                self.err.line(f"[interrupted: {payload.get('reason', '')}]")
             elif not mine:
-                print(f"[{label}] {payload['content']}", file=self.out, flush=True)
+                self.out.line(f"[{label}] {payload['content']}")
         elif event.kind == "tool_call":
             self._end_line()
             prefix = "" if mine else f"[{label}] "
-            print(f"{prefix}-> {payload['name']} {payload.get('arguments', '')}", file=self.out, flush=True)
+            self.out.line(f"{prefix}-> {payload['name']} {payload.get('arguments', '')}")
         elif event.kind == "tool_result":
             prefix = "" if mine else f"[{label}] "
-            print(f"{prefix}<- {payload.get('content', '')}", file=self.out, flush=True)
+            self.out.line(f"{prefix}<- {payload.get('content', '')}")
 
 
-async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str]:
+class BadLine(NamedTuple):
+    """An input line that cannot be used: reported in one line, skipped, nothing written."""
+
+    number: int
+    reason: str
+
+
+def decode_line(raw: bytes, number: int) -> str | BadLine:
+    """One input line as text. Invalid UTF-8 is refused, not guessed at: a message is
+    stored exactly as typed or not at all."""
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return BadLine(number, f"line {number} is not valid UTF-8 (byte 0x{raw[exc.start]:02x} "
+                               f"at column {exc.start + 1}); skipped, nothing written")
+
+
+async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]:
     if path is not None:
         try:
-            with open(path, encoding="utf-8") as handle:
-                lines = handle.read().splitlines()
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             raise CommandError(f"cannot read script {path}: {exc.strerror}") from exc
-        for line in lines:
-            yield line
+        # Only LF (and CRLF) end a line: form feeds or U+2028 inside a message stay in it.
+        lines = data.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        for number, raw in enumerate(lines, 1):
+            yield decode_line(raw, number)
         return
-    # A daemon thread, not the default executor: a thread blocked in readline() must
-    # not keep the program alive after Ctrl-C.
+    # A daemon thread, not the default executor: a thread blocked in a read must not keep
+    # the program alive after Ctrl-C. It reads the file descriptor itself, not
+    # sys.stdin's buffer: a daemon thread holding that buffer's lock at exit aborts the
+    # interpreter ("could not acquire lock ... at interpreter shutdown").
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str] = asyncio.Queue()
-    wanted = threading.Event()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    fd = sys.stdin.fileno()
 
     def read() -> None:
+        pending = b""
         while True:
-            wanted.wait()
-            wanted.clear()
-            line = sys.stdin.readline()
-            loop.call_soon_threadsafe(queue.put_nowait, line)
-            if not line:
-                return
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except InterruptedError:
+                continue
+            except OSError:  # EIO: the terminal went away
+                chunk = b""
+            if not chunk:
+                break
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+        if pending:
+            loop.call_soon_threadsafe(queue.put_nowait, pending)
+        loop.call_soon_threadsafe(queue.put_nowait, None)
 
     threading.Thread(target=read, name="stdin", daemon=True).start()
+    number = 0
     while True:
         if prompt:
-            print("> ", end="", file=sys.stderr, flush=True)
-        wanted.set()
+            Channel(sys.stderr).write("> ")
         line = await queue.get()
-        if not line:
+        if line is None:
             return
-        yield line.rstrip("\n")
+        number += 1
+        yield decode_line(line, number)
 
 
 async def run(args: argparse.Namespace, config: Config, *, interactive: bool = False) -> int:
@@ -123,15 +162,22 @@ async def run(args: argparse.Namespace, config: Config, *, interactive: bool = F
         session.listeners.append(printer)
         tty = sys.stdin.isatty() and getattr(args, "script", None) is None
         if interactive and tty:
-            print("ikigai (line mode): type a message, /help for commands, /exit to leave.",
-                  file=sys.stderr)
-        return await _run_inputs(session, agent.id, getattr(args, "script", None), tty)
+            printer.err.line("ikigai (line mode): type a message, /help for commands, /exit to leave.")
+        return await _run_inputs(session, printer, getattr(args, "script", None), tty)
     finally:
+        # Turns still running (children, or all of them after SIGTERM) are cancelled
+        # here: what each had received is committed, flagged interrupted.
         await close_session(session)
 
 
-async def _run_inputs(session: Session, agent_id: str, script: str | None, prompt: bool) -> int:
+# Signals that end `run`: a reply in progress is kept, flagged interrupted, as on Ctrl-C.
+STOP_SIGNALS = {signal.SIGTERM: 143, signal.SIGHUP: 129}
+
+
+async def _run_inputs(session: Session, printer: Printer, script: str | None, prompt: bool) -> int:
+    agent_id = printer.focus
     failed = False
+    stopped_by: list[int] = []
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
 
@@ -144,24 +190,37 @@ async def _run_inputs(session: Session, agent_id: str, script: str | None, promp
         elif main is not None:
             main.cancel()
 
+    def on_stop(signum: int) -> None:
+        # SIGTERM, SIGHUP (the terminal closed): leave, keeping every partial reply.
+        stopped_by.append(signum)
+        if main is not None:
+            main.cancel()
+
+    handled = [signal.SIGINT, *STOP_SIGNALS]
     try:
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(signum, on_stop, signum)
     except (NotImplementedError, RuntimeError):
         pass
     try:
-        async for raw in _lines(script, prompt):
-            line = raw.strip()
+        async for line in _lines(script, prompt):
+            if isinstance(line, BadLine):
+                printer.err.line(f"Error: {line.reason}")
+                failed = True
+                continue
+            line = line.strip()
             if not line:
                 continue
             try:
-                if line.startswith("/"):
+                if line.startswith("/") and not line.startswith("//"):
                     result = await session.command(agent_id, line)
                     for out in result.lines:
-                        print(out, flush=True)
+                        printer.out.line(out)
                     if result.exit:
                         break
                 else:
-                    task = await session.say(agent_id, line)
+                    task = await session.say(agent_id, line[1:] if line.startswith("//") else line)
                     try:
                         if not await task:
                             failed = True
@@ -169,15 +228,16 @@ async def _run_inputs(session: Session, agent_id: str, script: str | None, promp
                         if main is not None and main.cancelling():
                             raise
                         failed = True
-            except (CommandError, ProviderError) as exc:
-                print(f"Error: {exc}", file=sys.stderr, flush=True)
+            except (CommandError, ProviderError, StoreError) as exc:
+                printer.err.line(f"Error: {exc}")
                 failed = True
         await session.wait_idle()
     except asyncio.CancelledError:
-        return 130
+        return STOP_SIGNALS.get(stopped_by[0], 130) if stopped_by else 130
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
+        for signum in handled:
+            try:
+                loop.remove_signal_handler(signum)
+            except (NotImplementedError, RuntimeError):
+                pass
     return 1 if failed else 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -94,8 +95,9 @@ def read_file(path: Path) -> dict[str, Any]:
             value = float(value)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ConfigError(f"{_where(path, text, key)}: '{key}' must be {description}")
-        if key in ("sliding_context_tokens", "max_retries", "timeout") and value < 0:
-            raise ConfigError(f"{_where(path, text, key)}: '{key}' must be 0 or more")
+        problem = _problem(key, value)
+        if problem:
+            raise ConfigError(f"{_where(path, text, key)}: '{key}' {problem}")
         out[key] = value
     return out
 
@@ -119,6 +121,20 @@ def _read_models(path: Path, text: str, value: Any) -> dict[str, str]:
     return bases
 
 
+def _problem(key: str, value: Any) -> str | None:
+    """Why a setting cannot work, or None. A zero timeout would fail every call (and
+    write an error event each time); a NaN delay would never end a reply."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number"
+    if key == "timeout" and value <= 0:
+        return "must be more than 0 seconds"
+    if key in ("sliding_context_tokens", "max_retries", "offline_delay") and value < 0:
+        return "must be 0 or more"
+    if key in ("model", "db", "api_base") and not value.strip():
+        return "must not be empty"
+    return None
+
+
 def _env_int(env: Mapping[str, str], name: str) -> int | None:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -127,9 +143,7 @@ def _env_int(env: Mapping[str, str], name: str) -> int | None:
         value = int(raw.replace("_", ""))
     except ValueError:
         raise ConfigError(f"{name}={raw!r} is not a whole number") from None
-    if value < 0:
-        raise ConfigError(f"{name}={raw!r} must be 0 or more")
-    return value
+    return _checked_env(name, raw, value)
 
 
 def _env_float(env: Mapping[str, str], name: str) -> float | None:
@@ -137,9 +151,30 @@ def _env_float(env: Mapping[str, str], name: str) -> float | None:
     if raw is None or raw == "":
         return None
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ConfigError(f"{name}={raw!r} is not a number") from None
+    return _checked_env(name, raw, value)
+
+
+_ENV_KEYS = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "sliding_context_tokens",
+             "IKIGAI_MAX_RETRIES": "max_retries", "IKIGAI_TIMEOUT": "timeout",
+             "IKIGAI_OFFLINE_DELAY": "offline_delay"}
+
+
+def _checked_env(name: str, raw: str, value: Any) -> Any:
+    problem = _problem(_ENV_KEYS[name], value)
+    if problem:
+        raise ConfigError(f"{name}={raw!r} {problem}")
+    return value
+
+
+def _check_flags(**flags: str | None) -> None:
+    """A flag given explicitly empty (`--model ""`) is a mistake, not "use the default"."""
+    for name, value in flags.items():
+        if value is not None and not value.strip():
+            option = "--" + name.replace("_", "-")
+            raise ConfigError(f"{option} is empty: give a value or leave the option out")
 
 
 def load(
@@ -152,6 +187,7 @@ def load(
 ) -> Config:
     """Resolve the settings: flags over IKIGAI_* variables over the config file."""
     env = os.environ if env is None else env
+    _check_flags(db=db, model=model, api_base=api_base, config=config_path)
     path = Path(config_path or env.get("IKIGAI_CONFIG") or default_config_path()).expanduser()
     file = read_file(path)
     budget = _env_int(env, "IKIGAI_SLIDING_CONTEXT_TOKENS")

@@ -20,16 +20,16 @@ def default_model(config: Config) -> str:
 async def open_session(config: Config, *, create: bool = True,
                        new_id: Callable[[], str] | None = None) -> Session:
     """Open (or, with create, make) the database and the session over it."""
-    store = await Store.open(config.db, create=create)
     providers = Providers(
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
         timeout=config.timeout, max_retries=config.max_retries,
     )
+    if config.model:
+        providers.check(config.model)  # before the database: a bad name writes nothing
+    store = await Store.open(config.db, create=create)
     settings = SessionSettings(model=default_model(config), budget=config.budget,
                                system_prompt=config.system_prompt)
     try:
-        if config.model:
-            providers.check(config.model)
         return await Session.open(store, providers, settings, create_root=create, new_id=new_id)
     except BaseException:
         await store.close()
