@@ -75,9 +75,7 @@ class Session:
                 await session._create_root()
             except sqlite3.IntegrityError:
                 # Another process created the root of this new database first: use it.
-                for rec in await store.agents():
-                    if rec.id not in session.tree:
-                        session.tree.add(AgentRuntime.from_record(rec))
+                await session._add_new_agents()
                 if session.tree.root is None:
                     raise
         return session
@@ -298,10 +296,21 @@ class Session:
             agent.deferred.append((parsed.text, source))
             return CommandResult([f"Accepted; applied when this turn ends: {' '.join(result.lines)}"])
         record["output"] = result.lines
-        await self.commit(inv.batch)
+        try:
+            await self.commit(inv.batch)
+        except sqlite3.IntegrityError as exc:
+            # Another process wrote first (an agent of the same name, say): nothing of
+            # this command was written; learn what it created, and say so in one line.
+            await self._add_new_agents()
+            raise CommandError(_conflict(inv.batch, exc)) from None
         for callback in inv.after_commit:
             callback()
         return result
+
+    async def _add_new_agents(self) -> None:
+        for rec in await self.store.agents():
+            if rec.id not in self.tree:
+                self.tree.add(AgentRuntime.from_record(rec))
 
     def _dead_error(self, agent_id: str) -> CommandError:
         return CommandError(f"agent {self.tree.label(agent_id)} is dead; its history is "
@@ -376,6 +385,14 @@ class Session:
                 tasks.append(task)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _conflict(batch: WriteBatch, exc: sqlite3.IntegrityError) -> str:
+    names = [a.name for a in batch.new_agents if a.name]
+    if names and "name" in str(exc):
+        return (f"an agent named '{names[0]}' already exists (another ikigai process made it "
+                "just now); nothing was written")
+    return f"another ikigai process changed the log at the same time ({exc}); nothing was written"
 
 
 async def _replay(rows: list, base: Snapshot) -> Replayer:
