@@ -12,12 +12,15 @@ import os
 import random
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.provider import (
     ProviderError, Request, Retrying, StreamEvent, TextDelta, ToolCall, Usage,
 )
 from ikigai_tui.llm.errors import classify, one_line, redact
+
+if TYPE_CHECKING:
+    from ikigai_tui.llm.finish_watch import FinishWatch
 
 _lock = threading.Lock()
 _litellm: Any = None
@@ -76,6 +79,7 @@ class LiteLLMProvider:
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         litellm = await asyncio.to_thread(import_litellm)
+        from ikigai_tui.llm.finish_watch import FinishWatch  # imports httpx: after litellm
         messages = [{"role": "system", "content": request.system}, *request.messages]
         kwargs: dict[str, Any] = dict(
             model=self.model, messages=messages, stream=True, timeout=self.timeout,
@@ -90,8 +94,10 @@ class LiteLLMProvider:
         while True:
             attempt += 1
             delivered = False
+            finish = FinishWatch(self.timeout) if self.model.startswith("gemini/") else None
+            options = kwargs if finish is None else {**kwargs, "client": finish.client}
             try:
-                response = await asyncio.wait_for(litellm.acompletion(**kwargs), self.timeout)
+                response = await asyncio.wait_for(litellm.acompletion(**options), self.timeout)
                 calls: dict[int, dict[str, Any]] = {}
                 usage: Usage | None = None
                 chunks = response.__aiter__()
@@ -114,8 +120,9 @@ class LiteLLMProvider:
                         yield TextDelta(text)
                     for piece in getattr(delta, "tool_calls", None) or []:
                         _merge_call(calls, piece)
-                if _cut_short(response, self.model):
-                    raise ProviderError("the stream ended early on data that could not be read")
+                problem = _cut_short(response, self.model, finish)
+                if problem:
+                    raise ProviderError(problem)
                 for index in sorted(calls):
                     call = calls[index]
                     yield ToolCall(call["id"] or f"call_{index}", call["name"], call["arguments"])
@@ -138,6 +145,9 @@ class LiteLLMProvider:
                 delay = self.backoff(attempt, failure.retry_after)
                 yield Retrying(attempt, delay, one_line(redact(failure.message)))
                 await self._sleep(delay)
+            finally:
+                if finish is not None:
+                    await finish.close()
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -154,14 +164,28 @@ class _StreamTimeout(Exception):
     status_code = 408
 
 
-def _cut_short(response: Any, model: str) -> bool:
-    """Did the stream end on data litellm could not parse? litellm 1.105.3 (pinned) ends
-    Anthropic and Gemini streams quietly there, leaving its parser in accumulation mode;
-    Anthropic streams also never report a finish. The fake-provider tests pin this."""
+# Providers whose streams are checked for a finish reason: the paths the fake-provider
+# tests pin. Elsewhere litellm may never record one, and every reply would be flagged.
+_FINISH_CHECKED = ("openai/", "anthropic/", "gemini/")
+UNREADABLE = "the stream ended early on data that could not be read"
+NO_FINISH = "the stream ended without a finish reason"
+
+
+def _cut_short(response: Any, model: str, finish: FinishWatch | None) -> str | None:
+    """Why a stream that ended quietly is incomplete, or None. litellm 1.105.3 (pinned)
+    ends Anthropic and Gemini streams quietly on data it cannot parse, leaving its parser
+    in accumulation mode; and on every format it makes up a finish ("stop") for a stream
+    that never sent one. OpenAI and Anthropic: `received_finish_reason` keeps only what
+    the provider sent. Gemini: litellm keeps nothing (every chunk it parses says "stop"),
+    so FinishWatch reads the wire. The fake-provider tests pin all of this."""
     inner = getattr(response, "completion_stream", None)
     if getattr(inner, "chunk_type", None) == "accumulated_json":
-        return True
-    return model.startswith("anthropic/") and getattr(response, "received_finish_reason", "") is None
+        return UNREADABLE
+    if finish is not None:
+        return None if finish.seen else NO_FINISH
+    if model.startswith(_FINISH_CHECKED) and getattr(response, "received_finish_reason", None) is None:
+        return NO_FINISH
+    return None
 
 
 def _merge_call(calls: dict[int, dict[str, Any]], piece: Any) -> None:

@@ -27,6 +27,10 @@ class Reply:
                     not JSON, then end the body
     stall_after     send this many content pieces, then hang for stall_seconds (or
                     until the client disconnects or the server stops), then close
+    no_finish       end the stream cleanly but never say why it ended: OpenAI sends no
+                    chunk with a finish_reason (the usage chunk and `data: [DONE]` still
+                    follow), Gemini no finishReason on any chunk, Anthropic neither
+                    message_delta (stop_reason, usage) nor message_stop
 
     A "content piece" is one text piece or one tool-call fragment (an argument piece;
     for Gemini a whole functionCall). The opening events (OpenAI role chunk, Anthropic
@@ -43,6 +47,7 @@ class Reply:
     malformed_after: int | None = None
     stall_after: int | None = None
     stall_seconds: float = 30.0
+    no_finish: bool = False
 
 
 @dataclass

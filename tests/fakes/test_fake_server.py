@@ -329,3 +329,67 @@ async def test_gemini_stall_times_out_with_own_client(fake):
     assert _inner(out.exc) == "APIConnectionError"
     assert "Timeout" in str(out.exc)
     assert 1.5 < out.elapsed < 6
+
+
+# --------------------------------------------------------------------------- no finish reason
+
+
+def _raw_stream(fake, fmt, reply) -> str:
+    """The SSE body the fake sends for `reply`, read without litellm."""
+    fake.queue(reply)
+    path, body = {"openai": ("/v1/chat/completions", {"model": "m", "stream": True}),
+                  "anthropic": ("/v1/messages", {"model": "m", "stream": True}),
+                  "gemini": ("/models/g:streamGenerateContent?alt=sse", {})}[fmt]
+    req = urllib.request.Request(fake.base_url + path, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return r.read().decode()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_finish_knob_on_the_wire(fake, fmt):
+    told = {"openai": '"finish_reason": "stop"', "anthropic": '"stop_reason": "end_turn"',
+            "gemini": '"finishReason": "STOP"'}[fmt]
+    complete = _raw_stream(fake, fmt, Reply(text="one two"))
+    cut = _raw_stream(fake, fmt, Reply(text="one two", no_finish=True))
+    assert told in complete and told not in cut
+    assert '"one ' in cut and '"two"' in cut  # the text itself is all there
+    if fmt == "openai":
+        assert "finish_reason\": \"" not in cut
+        assert cut.rstrip().endswith("data: [DONE]") and '"usage"' in cut
+    elif fmt == "anthropic":
+        assert "message_delta" not in cut and "message_stop" not in cut
+        assert "content_block_stop" in cut
+    else:
+        assert "finishReason" not in cut and "usageMetadata" in cut
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_litellm_invents_a_finish_when_none_is_sent(fake, fmt):
+    # What litellm 1.105.3 shows for a stream that ends cleanly without a finish reason:
+    # the text, no exception, and a made-up finish_reason "stop". OpenAI and Anthropic keep
+    # what the provider really sent in CustomStreamWrapper.received_finish_reason (None
+    # here); Gemini keeps nothing (None for a complete stream too), so the app reads the
+    # wire (ikigai_tui/llm/finish_watch.py).
+    seen = {}
+    for name, reply in (("complete", Reply(text="one two")),
+                        ("cut", Reply(text="one two", no_finish=True)),
+                        ("length", Reply(text="one two", stop_reason="length")),
+                        ("tools", Reply(tool_calls=[("slash", {"command": "mark"})]))):
+        fake.queue(reply)
+        resp = await litellm.acompletion(
+            model=MODELS[fmt], messages=[{"role": "user", "content": "hi"}], stream=True,
+            api_base=api_base(fake, fmt), api_key="test-key", timeout=5, max_retries=0,
+            tools=TOOLS)
+        finishes = [c.choices[0].finish_reason async for c in resp
+                    if c.choices and c.choices[0].finish_reason]
+        seen[name] = (finishes, resp.received_finish_reason)
+    assert seen["cut"] == (["stop"], None)
+    if fmt == "gemini":
+        assert seen["complete"] == (["stop"], None)
+        assert seen["length"] == (["length"], None)
+        assert seen["tools"] == (["tool_calls"], None)
+    else:
+        assert seen["complete"] == (["stop"], "stop")
+        assert seen["length"] == (["length"], "length")
+        assert seen["tools"] == (["tool_calls"], "tool_calls")

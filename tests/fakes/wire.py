@@ -63,7 +63,8 @@ def _openai_stream(reply: Reply, model: str, n: int, ids) -> list:
         for piece in _split_args(json.dumps(args), reply.chunk_size):
             ev.append((None, chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}), True))
     finish = reply.stop_reason or ("tool_calls" if calls else "stop")
-    ev.append((None, chunk({}, finish), False))
+    if not reply.no_finish:
+        ev.append((None, chunk({}, finish), False))
     p, c = reply.usage
     ev.append((None, dict(base, choices=[], usage={"prompt_tokens": p, "completion_tokens": c,
                                                   "total_tokens": p + c}), False))
@@ -120,6 +121,8 @@ def _anthropic_stream(reply: Reply, model: str, n: int, ids) -> list:
                                                          "partial_json": piece}}, True))
         ev.append(("content_block_stop", {"type": "content_block_stop", "index": index}, False))
         index += 1
+    if reply.no_finish:
+        return ev
     ev.append(("message_delta", {"type": "message_delta",
                                  "delta": {"stop_reason": _anthropic_stop(reply, calls),
                                            "stop_sequence": None},
@@ -166,7 +169,8 @@ def _gemini_stream(reply: Reply, model: str, n: int, ids) -> list:
         cand: dict = {"content": {"role": "model", "parts": [part]}, "index": 0}
         payload: dict = {"candidates": [cand], "modelVersion": model, "responseId": f"fake{n}"}
         if i == len(parts) - 1:
-            cand["finishReason"] = _gemini_finish(reply)
+            if not reply.no_finish:
+                cand["finishReason"] = _gemini_finish(reply)
             payload["usageMetadata"] = _gemini_usage(reply)
         ev.append((None, payload, True))
     return ev
