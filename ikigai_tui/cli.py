@@ -6,6 +6,7 @@
     ikigai ... agents [--json]
     ikigai ... log [--agent A] [--json]
     ikigai ... export [--agent A] [--format md|json]
+    ikigai ... check [--recover OUT]                           integrity, replay, salvage
 """
 
 from __future__ import annotations
@@ -68,10 +69,19 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", "-o", metavar="FILE",
                         help="write the exact text to FILE (stdout gets control characters "
                              "as visible placeholders)")
+
+    check = sub.add_parser("check", parents=[common],
+                           help="check the database (integrity, replay of every agent)")
+    check.add_argument("--recover", metavar="OUT",
+                       help="save every readable row into a new database OUT")
     return parser
 
 
 async def _dispatch(args: argparse.Namespace, config: Config) -> int:
+    if args.command == "check":
+        from ikigai_tui.cli_check import check
+
+        return await check(args, config)
     if args.command == "run" or (args.command is None and args.line_mode):
         from ikigai_tui.cli_run import run
 

@@ -17,20 +17,22 @@ def default_model(config: Config) -> str:
     return config.model or model_for_keys(os.environ)
 
 
-async def open_session(config: Config, *, create: bool = True,
+async def open_session(config: Config, *, create: bool = True, readonly: bool = False,
                        new_id: Callable[[], str] | None = None) -> Session:
-    """Open (or, with create, make) the database and the session over it."""
+    """Open (or, with create, make) the database and the session over it. With readonly
+    the file is opened read-only (for reports): nothing is created, written or re-moded."""
     providers = Providers(
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
         timeout=config.timeout, max_retries=config.max_retries,
     )
     if config.model:
         providers.check(config.model)  # before the database: a bad name writes nothing
-    store = await Store.open(config.db, create=create)
+    store = await Store.open(config.db, create=create and not readonly, readonly=readonly)
     settings = SessionSettings(model=default_model(config), budget=config.budget,
                                system_prompt=config.system_prompt)
     try:
-        return await Session.open(store, providers, settings, create_root=create, new_id=new_id)
+        return await Session.open(store, providers, settings,
+                                  create_root=create and not readonly, new_id=new_id)
     except BaseException:
         await store.close()
         raise

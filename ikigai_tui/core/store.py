@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,13 @@ import aiosqlite
 
 from ikigai_tui.core.events import AgentRecord, Event, EventRef, EventRow, WriteBatch
 from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
+from ikigai_tui.core.store_errors import StoreError, damaged, primary_code, translate
+from ikigai_tui.core.store_errors import SQLITE_CANTOPEN, SQLITE_READONLY
+from ikigai_tui.core.store_paths import (
+    file_state, make_file, read_only_uri, refuse_writes, wal_is_empty, write_problem,
+)
+
+__all__ = ["Store", "StoreError", "CommitHook"]
 
 log = logging.getLogger(__name__)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -25,31 +33,22 @@ _AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id,
 _UPDATABLE = {"status", "model", "name"}
 
 
-class StoreError(Exception):
-    """A database that cannot be used; the message is meant for the user."""
-
-
 CommitHook = Callable[[list[Event], list[AgentRecord], list[tuple[str, str, Any]]], None]
 
 
-def _prepare_path(path: Path) -> None:
-    """Create the folder 0700 and the file 0600 before SQLite touches them."""
-    folder = path.parent
-    if not folder.exists():
-        folder.mkdir(parents=True, mode=0o700)
-        os.chmod(folder, 0o700)
-    if not path.exists():
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-        os.close(fd)
-    os.chmod(path, 0o600)
+class _NeedsImmutable(Exception):
+    """A read-only open must be retried as immutable (see Store._open_readonly)."""
 
 
 class Store:
     """An open event log. All writes go through one writer task that batches them."""
 
-    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path, *, readonly: bool = False) -> None:
         self._db = db
         self.path = path
+        self.readonly = readonly
+        self.immutable = False
+        self.version = SCHEMA_VERSION
         self._queue: asyncio.Queue[tuple[WriteBatch, asyncio.Future]] = asyncio.Queue()
         self._writer: asyncio.Task | None = None
         self._hooks: list[CommitHook] = []
@@ -58,21 +57,38 @@ class Store:
     # -- opening ---------------------------------------------------------------
 
     @classmethod
-    async def open(cls, path: str | os.PathLike, *, create: bool = True) -> Store:
+    async def open(cls, path: str | os.PathLike, *, create: bool = True,
+                   readonly: bool = False) -> Store:
+        """Open the log; with create, make a new one (folders 0700, file 0600). With
+        readonly, open it read-only (never created, never written, never re-moded).
+        The mode of an existing file is never changed."""
         path = Path(path).expanduser()
-        if not path.exists():
-            if not create:
+        st = file_state(path)
+        if st is None:
+            if not create or readonly:
                 raise StoreError(f"no database at {path}")
-            _prepare_path(path)
-        elif path.is_dir():
+            make_file(path)
+        elif os.path.isdir(path):
             raise StoreError(f"{path} is a folder, not a database file")
-        else:
-            os.chmod(path, 0o600)
+        elif not readonly and (problem := write_problem(path, st)):
+            raise refuse_writes(path, problem)
+        if readonly:
+            return await cls._open_readonly(path)
+        db = await cls._connect(path, str(path))
+        return await cls._configured(db, path)
+
+    @staticmethod
+    async def _connect(path: Path, target: str, **kwargs: Any) -> aiosqlite.Connection:
         try:
-            db = await aiosqlite.connect(path, isolation_level=None, timeout=30.0)
+            return await aiosqlite.connect(target, isolation_level=None, timeout=30.0, **kwargs)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {path}: {exc}") from exc
-        store = cls(db, path)
+            raise translate(exc, path) from exc
+
+    @classmethod
+    async def _configured(cls, db: aiosqlite.Connection, path: Path, *,
+                          readonly: bool = False, immutable: bool = False) -> Store:
+        store = cls(db, path, readonly=readonly)
+        store.immutable = immutable
         try:
             await store._configure()
         except BaseException:
@@ -80,12 +96,35 @@ class Store:
             raise
         return store
 
+    @classmethod
+    async def _open_readonly(cls, path: Path) -> Store:
+        db = await cls._connect(path, read_only_uri(path), uri=True)
+        try:
+            return await cls._configured(db, path, readonly=True)
+        except _NeedsImmutable:
+            pass
+        # A WAL database in a read-only folder or mount, whose -wal and -shm are gone and
+        # cannot be created: SQLite reads it only as immutable. Safe when no write-ahead
+        # log holds anything (the file then has every committed event).
+        db = await cls._connect(path, read_only_uri(path, immutable=True), uri=True)
+        return await cls._configured(db, path, readonly=True, immutable=True)
+
     async def _configure(self) -> None:
         db = self._db
         try:
             version, tables = await self._inspect()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not an ikigai database: {exc}") from exc
+            code = primary_code(exc)
+            if self.readonly and not self.immutable and code in (SQLITE_READONLY, SQLITE_CANTOPEN):
+                if wal_is_empty(self.path):
+                    raise _NeedsImmutable() from exc
+                raise StoreError(
+                    f"cannot read {self.path}: its write-ahead log {self.path}-wal holds "
+                    "changes not merged yet and SQLite cannot open it here (read-only "
+                    "folder); copy the database and its -wal file to a writable folder"
+                ) from exc
+            raise translate(exc, self.path) from exc
+        self.version = version
         # Checked before any PRAGMA that writes: such files are left untouched.
         if version > SCHEMA_VERSION:
             raise StoreError(
@@ -95,12 +134,26 @@ class Store:
         if version == 0 and tables:
             raise StoreError(f"{self.path} is an SQLite database of another program; "
                              "refusing to change it")
+        if self.readonly:
+            if version == 0:
+                raise StoreError(f"{self.path} holds no ikigai data yet; start with `ikigai run`")
+            with self._reading():
+                await db.execute("PRAGMA busy_timeout = 30000")
+                await db.execute("PRAGMA query_only = ON")
+            return
+        with self._writing():
+            await self._make_writable()
+
+    async def _make_writable(self) -> None:
+        db = self._db
+        version = self.version
         await db.execute("PRAGMA busy_timeout = 30000")
         await self._set_wal()
         await db.execute("PRAGMA synchronous = FULL")
         await db.execute("PRAGMA foreign_keys = ON")
         if version < SCHEMA_VERSION:
             await self._migrate()
+            self.version = SCHEMA_VERSION
 
     async def _inspect(self) -> tuple[int, int]:
         """user_version and the number of tables, from one consistent snapshot (another
@@ -144,8 +197,43 @@ class Store:
                 await db.execute(f"PRAGMA user_version = {target}")
             await db.execute("COMMIT")
         except BaseException:
-            await db.execute("ROLLBACK")
+            await self._rollback()
             raise
+
+    async def _rollback(self) -> None:
+        """Roll back what is open. A full disk or an I/O error may already have rolled the
+        transaction back: ROLLBACK would then fail and hide the error that matters."""
+        if not self._db.in_transaction:
+            return
+        try:
+            await self._db.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.warning("rollback of %s failed", self.path, exc_info=True)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """sqlite3 errors met while reading become one-line StoreErrors."""
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise translate(exc, self.path) from exc
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """As _reading; IntegrityError (a constraint: a name taken, an unknown agent) is
+        the caller's to handle and passes through unchanged."""
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise translate(exc, self.path, writing=True) from exc
+
+    async def _fetch(self, sql: str, params: Iterable[Any] = ()) -> list:
+        with self._reading():
+            return list(await self._db.execute_fetchall(sql, params))
 
     async def close(self) -> None:
         if self._closed:
@@ -167,9 +255,13 @@ class Store:
         self._hooks.append(hook)
 
     async def write(self, batch: WriteBatch) -> list[Event]:
-        """Commit a batch atomically; returns its events with their ids."""
+        """Commit a batch atomically; returns its events with their ids. A database that
+        cannot take it (full disk, read-only, damaged) raises StoreError: nothing of the
+        batch is written and everything committed before is kept."""
         if self._closed:
             raise StoreError("the database is closed")
+        if self.readonly:
+            raise StoreError(f"cannot write to {self.path}: it was opened read-only")
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._write_loop())
         future: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -211,6 +303,10 @@ class Store:
                 future.set_result(events)
 
     async def _commit(self, batches: list[WriteBatch]) -> list[list[Event]]:
+        with self._writing():
+            return await self._commit_batches(batches)
+
+    async def _commit_batches(self, batches: list[WriteBatch]) -> list[list[Event]]:
         db = self._db
         now = time.time()
         await db.execute("BEGIN IMMEDIATE")
@@ -258,7 +354,7 @@ class Store:
                 )
             await db.execute("COMMIT")
         except BaseException:
-            await db.execute("ROLLBACK")
+            await self._rollback()
             raise
         flat = [e for events in results for e in events]
         for hook in self._hooks:
@@ -283,9 +379,10 @@ class Store:
         out: list[EventRow] = []
         # Decoded in batches: the raw rows of a long log never all live at once next
         # to their decoded payloads (half the peak memory of opening 100,000 events).
-        async with self._db.execute(sql + " ORDER BY id", params) as cursor:
-            while rows := await cursor.fetchmany(ROW_BATCH):
-                out.extend((i, k, loads(p)) for i, k, p in rows)
+        with self._reading():
+            async with self._db.execute(sql + " ORDER BY id", params) as cursor:
+                while rows := await cursor.fetchmany(ROW_BATCH):
+                    out.extend((i, k, loads(p)) for i, k, p in rows)
         return out
 
     async def events(
@@ -300,7 +397,7 @@ class Store:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        rows = await self._db.execute_fetchall(sql, params)
+        rows = await self._fetch(sql, params)
         return [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
 
     async def page(
@@ -323,19 +420,19 @@ class Store:
                 params.append(before)
             sql += " ORDER BY id DESC LIMIT ?"
             params.append(limit)
-        rows = await self._db.execute_fetchall(sql, params)
+        rows = await self._fetch(sql, params)
         events = [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
         return events if after is not None else events[::-1]
 
     async def agents(self) -> list[AgentRecord]:
-        rows = await self._db.execute_fetchall(
+        rows = await self._fetch(
             f"SELECT {_AGENT_COLUMNS} FROM agents ORDER BY created_at, rowid"
         )
         return [AgentRecord(*r) for r in rows]
 
     async def unread_counts(self) -> dict[str, int]:
         """Unread mail per agent: mails received minus mails read (each is read once)."""
-        rows = await self._db.execute_fetchall(
+        rows = await self._fetch(
             "SELECT agent_id, SUM(CASE kind WHEN 'mail' THEN 1 "
             "ELSE -json_array_length(payload, '$.ids') END) "
             "FROM events WHERE kind IN ('mail', 'mail_read') GROUP BY agent_id"
@@ -343,22 +440,24 @@ class Store:
         return {agent_id: int(n) for agent_id, n in rows if n}
 
     async def token_factors(self) -> dict[str, tuple[float, int]]:
-        rows = await self._db.execute_fetchall("SELECT model, factor, samples FROM token_factors")
+        if self.version < 2:  # an older file opened read-only: not migrated, no factors
+            return {}
+        rows = await self._fetch("SELECT model, factor, samples FROM token_factors")
         return {model: (float(factor), int(samples)) for model, factor, samples in rows}
 
     async def count_events(self) -> int:
-        rows = await self._db.execute_fetchall("SELECT COUNT(*) FROM events")
+        rows = await self._fetch("SELECT COUNT(*) FROM events")
         return int(list(rows)[0][0])
 
     async def max_event_id(self) -> int:
-        rows = await self._db.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM events")
+        rows = await self._fetch("SELECT COALESCE(MAX(id), 0) FROM events")
         return int(list(rows)[0][0])
 
     async def search(self, query: str, ids: Iterable[str], limit: int = 50) -> list[Event]:
         """Full-text search over the messages of the given agents, best match first."""
         agent_ids = list(ids)
         marks = ",".join("?" for _ in agent_ids)
-        rows = await self._db.execute_fetchall(
+        rows = await self._fetch(
             "SELECT e.id, e.agent_id, e.kind, e.payload, e.created_at FROM message_fts f "
             f"JOIN events e ON e.id = f.rowid WHERE message_fts MATCH ? AND e.agent_id IN ({marks}) "
             "ORDER BY bm25(message_fts) LIMIT ?",
@@ -367,8 +466,15 @@ class Store:
         return [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
 
     async def integrity_check(self) -> str:
-        rows = await self._db.execute_fetchall("PRAGMA integrity_check")
+        rows = await self._fetch("PRAGMA integrity_check")
         return str(list(rows)[0][0])
+
+    async def integrity_problems(self, limit: int = 100) -> list[str]:
+        """SQLite's full integrity check: [] when the file is sound, else its findings.
+        Reads every page: for `ikigai check`, never on an ordinary open."""
+        rows = await self._fetch(f"PRAGMA integrity_check({int(limit)})")
+        found = [str(r[0]) for r in rows]
+        return [] if found == ["ok"] else found
 
 
 def _agent_params(agent: AgentRecord) -> tuple:

@@ -11,6 +11,7 @@ from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.provider import ProviderError, Request, Retrying, TextDelta, ToolCall, Usage
 from ikigai_tui.core.request import build_messages, system_text
+from ikigai_tui.core.store_errors import StoreError
 from ikigai_tui.core.tools import execute_tool, tool_schemas
 
 if TYPE_CHECKING:
@@ -42,15 +43,23 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
         else:
             error = f"stopped after {MAX_TOOL_ROUNDS} tool rounds"
             session.notify(ErrorNotice(agent.id, error))
-    except Exception as exc:  # a provider failure, or a bug: end the turn, keep the program
-        if not isinstance(exc, ProviderError):
+    except Exception as exc:  # a provider or disk failure, or a bug: end the turn, keep the program
+        expected = isinstance(exc, (ProviderError, StoreError))
+        if not expected:
             log.exception("turn of %s failed", agent.id)
-        error = str(exc) if isinstance(exc, ProviderError) else f"internal error: {exc!r}"
-        session.notify(ErrorNotice(agent.id, error, logged=True))
+        error = str(exc) if expected else f"internal error: {exc!r}"
         # Kept in the history (never sent to the LLM) so a restart shows why the turn ended.
         batch = WriteBatch()
         batch.add(agent.id, "error", {"message": error})
-        await asyncio.shield(session.commit(batch))
+        try:
+            await asyncio.shield(session.commit(batch))
+        except StoreError as unsaved:
+            # The log cannot take it either (a full disk, say): tell, and end the turn.
+            session.notify(ErrorNotice(agent.id, error))
+            if str(unsaved) != error:
+                session.notify(ErrorNotice(agent.id, str(unsaved)))
+        else:
+            session.notify(ErrorNotice(agent.id, error, logged=True))
     finally:
         await session.finish_turn(agent)
         session.notify(TurnFinished(agent.id, error is None, error))

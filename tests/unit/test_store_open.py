@@ -55,24 +55,60 @@ async def test_new_database_file_is_0600_and_new_folder_0700(tmp_path):
 
 
 async def test_new_database_mode_ignores_a_permissive_umask(tmp_path):
+    """Every folder made (all the missing parents, not only the last) is 0700, the file
+    and SQLite's -wal and -shm 0600, even under umask 000."""
     old = os.umask(0)
     try:
-        store = await Store.open(tmp_path / "newdir" / "x.db")
+        store = await Store.open(tmp_path / "a" / "b" / "newdir" / "x.db")
+        try:
+            await store.write(WriteBatch())
+            sidecars = _sidecars(tmp_path / "a" / "b" / "newdir" / "x.db")
+            modes = {name: _mode(tmp_path / "a" / "b" / "newdir" / name) for name in sidecars}
+        finally:
+            await store.close()
+    finally:
+        os.umask(old)
+    assert sidecars == ["x.db-shm", "x.db-wal"]
+    assert modes == {"x.db-shm": 0o600, "x.db-wal": 0o600}
+    assert _mode(tmp_path / "a" / "b" / "newdir" / "x.db") == 0o600
+    for folder in ("a", "a/b", "a/b/newdir"):
+        assert _mode(tmp_path / folder) == 0o700, folder
+
+
+async def test_new_folders_are_0700_even_under_a_umask_that_removes_owner_bits(tmp_path):
+    old = os.umask(0o277)  # mkdir alone would make 0500 folders: no file could go in
+    try:
+        store = await Store.open(tmp_path / "p" / "q" / "x.db")
         await store.close()
     finally:
         os.umask(old)
-    assert _mode(tmp_path / "newdir" / "x.db") == 0o600
-    assert _mode(tmp_path / "newdir") == 0o700
+    assert _mode(tmp_path / "p") == _mode(tmp_path / "p" / "q") == 0o700
+    assert _mode(tmp_path / "p" / "q" / "x.db") == 0o600
 
 
-async def test_existing_world_readable_database_is_tightened_to_0600(tmp_path):
+async def test_an_existing_folder_keeps_its_mode(tmp_path):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    store = await Store.open(folder / "x.db")
+    await store.close()
+    assert _mode(folder) == 0o755
+    assert _mode(folder / "x.db") == 0o600
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o660])
+async def test_an_existing_database_keeps_its_mode(tmp_path, mode):
+    """The program never changes the mode of a file it did not create (the user chose it)."""
     path = tmp_path / "old.db"
     store = await Store.open(path)
     await store.close()
-    os.chmod(path, 0o644)
-    store = await Store.open(path)
-    await store.close()
-    assert _mode(path) == 0o600
+    os.chmod(path, mode)
+    store = await open_with_agents(path, "a")
+    try:
+        await store.append("a", "user", {"content": "written after the chmod"})
+    finally:
+        await store.close()
+    assert _mode(path) == mode
 
 
 async def test_journal_mode_is_wal_and_user_version_is_current(tmp_path):
