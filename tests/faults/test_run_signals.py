@@ -75,9 +75,13 @@ def test_a_signal_mid_reply_keeps_the_partial_reply(tmp_path, signum, status):
     _read_until(proc.stdout.fileno(), b"Offline model here.", timeout=30)
     proc.send_signal(signum)
     if signum == signal.SIGINT:
-        # Ctrl-C stops the reply; the run goes on until its input ends.
-        time.sleep(0.5)
+        # Ctrl-C stops the reply; the run goes on until its input ends, or a Ctrl-C
+        # while idle.
+        assert proc.stderr is not None
+        _read_until(proc.stderr.fileno(), b"[interrupted: cancelled]", timeout=30)
+        time.sleep(0.3)
         proc.send_signal(signum)
+        proc.wait(timeout=30)  # leaves on its own; its input is still open
     try:
         _, err = proc.communicate(timeout=30)
     finally:
@@ -110,3 +114,25 @@ def test_the_terminal_closing_mid_reply_keeps_the_partial_reply(tmp_path):
     finally:
         proc.kill()
     _assert_partial_kept(db)
+
+
+def test_sigkill_mid_reply_loses_nothing_committed_and_the_log_goes_on(tmp_path):
+    """SIGKILL cannot be caught: the partial reply is gone, but the user's message was
+    committed before the request, the file is intact, and the next run carries on."""
+    db = tmp_path / "kill.db"
+    proc = subprocess.Popen([sys.executable, "-m", "ikigai_tui", "--db", str(db), "run"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env())
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((MESSAGE + "\n").encode())
+    proc.stdin.flush()
+    _read_until(proc.stdout.fileno(), b"Offline model here.", timeout=30)
+    proc.kill()
+    proc.communicate(timeout=30)
+    check = run_ikigai("--db", str(db), "log", "--json")
+    assert check.returncode == 0, check.stderr
+    users = [e["payload"]["content"] for e in json.loads(check.stdout) if e["kind"] == "user"]
+    assert users == [MESSAGE]
+    again = run_ikigai("--db", str(db), "run", input="and then?\n")
+    assert again.returncode == 0, again.stderr
+    assert "I can see 2 messages" in again.stdout
