@@ -1,28 +1,20 @@
-"""The SQLite event log: opening, migrations, group-committed appends, reads."""
+"""The SQLite event log: group-committed appends and reads (opening: store_open)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import sqlite3
+import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-
-import logging
 
 import aiosqlite
 
 from ikigai_tui.core.events import AgentRecord, Event, EventRef, EventRow, WriteBatch
-from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
-from ikigai_tui.core.store_errors import StoreError, damaged, primary_code, translate
-from ikigai_tui.core.store_errors import SQLITE_CANTOPEN, SQLITE_READONLY
-from ikigai_tui.core.store_paths import (
-    file_state, make_file, read_only_uri, refuse_writes, wal_is_empty, write_problem,
-)
+from ikigai_tui.core.store_errors import StoreError
+from ikigai_tui.core.store_open import LogFile
 
 __all__ = ["Store", "StoreError", "CommitHook"]
 
@@ -36,204 +28,15 @@ _UPDATABLE = {"status", "model", "name"}
 CommitHook = Callable[[list[Event], list[AgentRecord], list[tuple[str, str, Any]]], None]
 
 
-class _NeedsImmutable(Exception):
-    """A read-only open must be retried as immutable (see Store._open_readonly)."""
-
-
-class Store:
+class Store(LogFile):
     """An open event log. All writes go through one writer task that batches them."""
 
     def __init__(self, db: aiosqlite.Connection, path: Path, *, readonly: bool = False) -> None:
-        self._db = db
-        self.path = path
-        self.readonly = readonly
-        self.immutable = False
-        self.version = SCHEMA_VERSION
+        super().__init__(db, path, readonly=readonly)
         self._queue: asyncio.Queue[tuple[WriteBatch, asyncio.Future]] = asyncio.Queue()
         self._writer: asyncio.Task | None = None
         self._hooks: list[CommitHook] = []
         self._closed = False
-
-    # -- opening ---------------------------------------------------------------
-
-    @classmethod
-    async def open(cls, path: str | os.PathLike, *, create: bool = True,
-                   readonly: bool = False) -> Store:
-        """Open the log; with create, make a new one (folders 0700, file 0600). With
-        readonly, open it read-only (never created, never written, never re-moded).
-        The mode of an existing file is never changed."""
-        path = Path(path).expanduser()
-        st = file_state(path)
-        if st is None:
-            if not create or readonly:
-                raise StoreError(f"no database at {path}")
-            make_file(path)
-        elif os.path.isdir(path):
-            raise StoreError(f"{path} is a folder, not a database file")
-        elif not readonly and (problem := write_problem(path, st)):
-            raise refuse_writes(path, problem)
-        if readonly:
-            return await cls._open_readonly(path)
-        db = await cls._connect(path, str(path))
-        return await cls._configured(db, path)
-
-    @staticmethod
-    async def _connect(path: Path, target: str, **kwargs: Any) -> aiosqlite.Connection:
-        try:
-            return await aiosqlite.connect(target, isolation_level=None, timeout=30.0, **kwargs)
-        except sqlite3.Error as exc:
-            raise translate(exc, path) from exc
-
-    @classmethod
-    async def _configured(cls, db: aiosqlite.Connection, path: Path, *,
-                          readonly: bool = False, immutable: bool = False) -> Store:
-        store = cls(db, path, readonly=readonly)
-        store.immutable = immutable
-        try:
-            await store._configure()
-        except BaseException:
-            await db.close()
-            raise
-        return store
-
-    @classmethod
-    async def _open_readonly(cls, path: Path) -> Store:
-        db = await cls._connect(path, read_only_uri(path), uri=True)
-        try:
-            return await cls._configured(db, path, readonly=True)
-        except _NeedsImmutable:
-            pass
-        # A WAL database in a read-only folder or mount, whose -wal and -shm are gone and
-        # cannot be created: SQLite reads it only as immutable. Safe when no write-ahead
-        # log holds anything (the file then has every committed event).
-        db = await cls._connect(path, read_only_uri(path, immutable=True), uri=True)
-        return await cls._configured(db, path, readonly=True, immutable=True)
-
-    async def _configure(self) -> None:
-        db = self._db
-        try:
-            version, tables = await self._inspect()
-        except sqlite3.DatabaseError as exc:
-            code = primary_code(exc)
-            if self.readonly and not self.immutable and code in (SQLITE_READONLY, SQLITE_CANTOPEN):
-                if wal_is_empty(self.path):
-                    raise _NeedsImmutable() from exc
-                raise StoreError(
-                    f"cannot read {self.path}: its write-ahead log {self.path}-wal holds "
-                    "changes not merged yet and SQLite cannot open it here (read-only "
-                    "folder); copy the database and its -wal file to a writable folder"
-                ) from exc
-            raise translate(exc, self.path) from exc
-        self.version = version
-        # Checked before any PRAGMA that writes: such files are left untouched.
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} was written by a newer ikigai (schema {version}; this "
-                f"program knows up to {SCHEMA_VERSION}). Upgrade ikigai; the file was not changed."
-            )
-        if version == 0 and tables:
-            raise StoreError(f"{self.path} is an SQLite database of another program; "
-                             "refusing to change it")
-        if self.readonly:
-            if version == 0:
-                raise StoreError(f"{self.path} holds no ikigai data yet; start with `ikigai run`")
-            with self._reading():
-                await db.execute("PRAGMA busy_timeout = 30000")
-                await db.execute("PRAGMA query_only = ON")
-            return
-        with self._writing():
-            await self._make_writable()
-
-    async def _make_writable(self) -> None:
-        db = self._db
-        version = self.version
-        await db.execute("PRAGMA busy_timeout = 30000")
-        await self._set_wal()
-        await db.execute("PRAGMA synchronous = FULL")
-        await db.execute("PRAGMA foreign_keys = ON")
-        if version < SCHEMA_VERSION:
-            await self._migrate()
-            self.version = SCHEMA_VERSION
-
-    async def _inspect(self) -> tuple[int, int]:
-        """user_version and the number of tables, from one consistent snapshot (another
-        process may be creating the schema right now: it sets both in one transaction)."""
-        db = self._db
-        await db.execute("BEGIN")
-        try:
-            version = await self._user_version()
-            rows = await db.execute_fetchall(
-                "SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
-            return version, int(list(rows)[0][0])
-        finally:
-            await db.execute("COMMIT")
-
-    async def _set_wal(self) -> None:
-        # Switching a new file to WAL answers SQLITE_BUSY at once (no busy_timeout) while
-        # another process holds a lock on it, as when two start on a new database.
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                await self._db.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
-                    raise StoreError(f"cannot open {self.path}: {exc}") from exc
-                await asyncio.sleep(0.02)
-
-    async def _user_version(self) -> int:
-        rows = await self._db.execute_fetchall("PRAGMA user_version")
-        return int(list(rows)[0][0])
-
-    async def _migrate(self) -> None:
-        db = self._db
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            # Re-read under the write lock: another process may have migrated meanwhile.
-            version = await self._user_version()
-            for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[target]:
-                    await db.execute(statement)
-                await db.execute(f"PRAGMA user_version = {target}")
-            await db.execute("COMMIT")
-        except BaseException:
-            await self._rollback()
-            raise
-
-    async def _rollback(self) -> None:
-        """Roll back what is open. A full disk or an I/O error may already have rolled the
-        transaction back: ROLLBACK would then fail and hide the error that matters."""
-        if not self._db.in_transaction:
-            return
-        try:
-            await self._db.execute("ROLLBACK")
-        except sqlite3.Error:
-            log.warning("rollback of %s failed", self.path, exc_info=True)
-
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[None]:
-        """sqlite3 errors met while reading become one-line StoreErrors."""
-        try:
-            yield
-        except sqlite3.IntegrityError:
-            raise
-        except sqlite3.DatabaseError as exc:
-            raise translate(exc, self.path) from exc
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """As _reading; IntegrityError (a constraint: a name taken, an unknown agent) is
-        the caller's to handle and passes through unchanged."""
-        try:
-            yield
-        except sqlite3.IntegrityError:
-            raise
-        except sqlite3.DatabaseError as exc:
-            raise translate(exc, self.path, writing=True) from exc
-
-    async def _fetch(self, sql: str, params: Iterable[Any] = ()) -> list:
-        with self._reading():
-            return list(await self._db.execute_fetchall(sql, params))
 
     async def close(self) -> None:
         if self._closed:
