@@ -6,7 +6,9 @@ user's input. Session notices arrive as plain records on the same event loop.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +40,8 @@ from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
+# Signals that end the program; the streaming replies are kept first (see `stop_on_signal`).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class IkigaiApp(App[None]):
@@ -78,6 +82,13 @@ class IkigaiApp(App[None]):
         self.panes = PaneManager(self)
         self._percents: dict[str, float] = {}
         self.startup_error: str | None = None
+        self._signal_loop: asyncio.AbstractEventLoop | None = None  # (Textual has a _loop)
+        self._stop_task: asyncio.Task | None = None
+
+    def get_driver_class(self):
+        from ikigai_tui.tui.terminal import driver_class
+
+        return driver_class(super().get_driver_class(), self._terminal_gone)
 
     async def on_load(self) -> None:
         """Open the log before the terminal switches to the full screen.
@@ -86,6 +97,10 @@ class IkigaiApp(App[None]):
         drawn, not an empty one and then another), and a database that cannot be opened
         ends the program with one line on the ordinary terminal.
         """
+        self._signal_loop = loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, self.stop_on_signal, signum)
         try:
             self.session = session = await open_session(self.config, new_id=self._new_id)
         except (StoreError, ProviderError, CommandError) as exc:
@@ -141,6 +156,29 @@ class IkigaiApp(App[None]):
             session, self.session = self.session, None
             with contextlib.suppress(Exception):
                 await close_session(session)
+
+    # -- stopping on a signal ------------------------------------------------------
+
+    def stop_on_signal(self, signum: int) -> None:
+        """SIGTERM, SIGHUP or the terminal gone: keep what each reply had received
+        (committed, flagged interrupted), then leave with status 128 + the signal."""
+        if self._stop_task is None:
+            self._stop_task = asyncio.get_running_loop().create_task(self._stop(signum))
+
+    async def _stop(self, signum: int) -> None:
+        # The turns are cancelled here, before Textual's shutdown touches the terminal
+        # (which may be gone): cancelling a turn commits its partial reply.
+        if self.session is not None:
+            with contextlib.suppress(Exception):
+                await self.session.close()
+        self.exit(return_code=128 + signum)
+
+    def _terminal_gone(self) -> None:
+        """Called by the driver, from its threads, when the terminal cannot be read or written."""
+        loop = self._signal_loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self.stop_on_signal, signal.SIGHUP)
 
     # -- session notices ---------------------------------------------------------
 
