@@ -111,9 +111,15 @@ class IkigaiApp(App[None]):
         root = session.tree.root
         assert root is not None
         self.focused_agent = root.id
-        if self.model_override and session.model_of(root) != self.model_override:
-            await session.command(root.id, f"/model {self.model_override}")
-        await self.panes.start(root.id)
+        try:
+            if self.model_override and session.model_of(root) != self.model_override:
+                await session.command(root.id, f"/model {self.model_override}")
+            await self.panes.start(root.id)
+        except StoreError as exc:  # a damaged page or a full disk, met while loading
+            self.startup_error = str(exc)
+            self.session = None
+            await close_session(session)
+            self.exit(return_code=1)
 
     def compose(self) -> ComposeResult:
         self.status_line = Static("", id="status")
@@ -143,7 +149,11 @@ class IkigaiApp(App[None]):
         assert session is not None
         for agent in list(session.tree):
             if agent.replayer is None:
-                await session.replayer(agent.id)
+                try:
+                    await session.replayer(agent.id)
+                except StoreError as exc:
+                    self._log_unreadable(exc)
+                    return
                 self.schedule_refresh()
 
     async def on_unmount(self) -> None:
@@ -232,8 +242,16 @@ class IkigaiApp(App[None]):
                 await self._refresh()
                 if not self._refresh_again:
                     return
+        except StoreError as exc:
+            self._log_unreadable(exc)
         finally:
             self._refreshing = False
+
+    def _log_unreadable(self, exc: StoreError) -> None:
+        """A damaged page met while replaying: leave with its one line (the command line
+        prints it once the terminal is restored); everything committed is on disk."""
+        self.startup_error = str(exc)
+        self.exit(return_code=1)
 
     async def _refresh(self) -> None:
         self._refresh_pending = False

@@ -209,3 +209,21 @@ def test_recover_never_writes_over_an_existing_file(events_leaf, tmp_path):
     assert done.stderr.startswith("Error: ") and "already exists" in done.stderr
     assert len(done.stderr.splitlines()) == 1
     assert out.read_text() == "keep me"
+
+
+def test_the_full_screen_program_starts_with_one_line_on_a_damaged_log(events_leaf):
+    """The TUI loads the focused agent's page before its first frame: the damage met
+    there ends it with the same one line (printed by the CLI), status 1."""
+    from ikigai_tui.config import load
+    from ikigai_tui.tui.app import create_app
+
+    app = create_app(load(db=str(events_leaf)))
+
+    async def start() -> None:
+        async with app.run_test():
+            pass
+
+    asyncio.run(start())
+    assert app.return_code == 1
+    assert app.startup_error is not None
+    assert "damaged" in app.startup_error and "check --recover" in app.startup_error
