@@ -1,7 +1,8 @@
 """Transcript items -> lines of terminal cells (Strips), at a given width.
 
 Every text that came from an LLM, a tool or a user is sanitized first, so escape and
-control sequences are shown, never interpreted by the terminal.
+control sequences are shown, never interpreted by the terminal; every link shows its
+real target (see `links`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
+from ikigai_tui.tui.links import markdown, unlink_hidden
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.transcript import Item
 
@@ -34,9 +36,7 @@ def _renderable(item: Item, expanded: bool) -> RenderableType:
         out.append(text, style=USER)
         return out
     if kind == "assistant":
-        from rich.markdown import Markdown  # markdown-it costs start-up time: load on use
-
-        body: RenderableType = Markdown(text) if text else Text("")
+        body: RenderableType = markdown(text) if text else Text("")
         if item.meta.get("interrupted"):
             from rich.console import Group
 
@@ -74,7 +74,7 @@ def render_item(console: Console, item: Item, width: int, *, expanded: bool = Fa
                 gap: bool = True) -> list[Strip]:
     """The item's lines at this width, with a blank line after it."""
     options = console.options.update(width=max(1, width), height=None)
-    lines = console.render_lines(_renderable(item, expanded), options, pad=False)
+    lines = unlink_hidden(console.render_lines(_renderable(item, expanded), options, pad=False))
     strips = [Strip(line) for line in lines]
     if gap and item.kind not in ("tool_call",):
         strips.append(Strip.blank(0))
