@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ikigai_tui.core.store import Store
 from ikigai_tui.core.store_errors import SQLITE_CANTOPEN, SQLITE_READONLY, StoreError, primary_code
+from ikigai_tui.core.store_pages import PageFile
 from ikigai_tui.core.store_paths import file_state, read_only_uri, sidecars, wal_is_empty
 
 CHUNK = 5000  # event ids read (and written) at a time: memory stays flat on a long log
@@ -184,10 +185,8 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _copy_events(src: sqlite3.Connection, dst: sqlite3.Connection, report: Salvage,
-                 known: set[str]) -> dict[str, _StandIn]:
-    """Copies every readable event; returns what they tell of the agents they name that
-    have no row."""
+def _copy_events(src: sqlite3.Connection, dst: sqlite3.Connection, report: Salvage) -> int:
+    """Copies every event SQL can read; returns the highest id saved."""
     last = _max_rowid(src, [
         "SELECT MAX(rowid) FROM events",
         "SELECT MAX(id) FROM events INDEXED BY events_agent",
@@ -195,28 +194,84 @@ def _copy_events(src: sqlite3.Connection, dst: sqlite3.Connection, report: Salva
     ])
     report.last_id = last or 0
     bound = last if last is not None else _size_bound(src)
-    orphans: dict[str, _StandIn] = {}
     expected = 1  # ids are dense from 1: a gap in what was read is lost events
     for lo in range(1, bound + 1, CHUNK):
         rows = _read_range(src, "events", _EVENT_COLUMNS, lo, min(lo + CHUNK - 1, bound), [])
         good = [r[1:] for r in rows if _valid_event(r)]
-        for event_id, agent_id, kind, payload, created_at in good:
-            if event_id > expected:
-                report.lose(expected, event_id - 1)
-            expected = event_id + 1
-            if agent_id not in known:
-                orphans.setdefault(agent_id, _StandIn(created_at)).note(kind, payload)
+        for row in good:
+            if row[0] > expected:
+                report.lose(expected, row[0] - 1)
+            expected = row[0] + 1
         dst.executemany(_insert("events", _EVENT_COLUMNS), good)
         report.events += len(good)
     if report.last_id >= expected:
         report.lose(expected, report.last_id)
-    return orphans
+    return expected - 1
 
 
-def _copy(src: sqlite3.Connection, dst: sqlite3.Connection, report: Salvage) -> None:
+def _copy_from_pages(source: Path, dst: sqlite3.Connection, report: Salvage,
+                     known: set[str], saved_top: int) -> None:
+    """Rows SQL could not reach (under a damaged interior page), read from the file's
+    leaf pages: the lost events, and agent rows not saved yet."""
+    missing = {i for a, b in report.lost_runs for i in range(a, b + 1)}
+    open_ended = report.last_id == 0  # nothing said how far ids went
+
+    def wanted(rowid: int, types: list[int]) -> bool:
+        if len(types) == len(_EVENT_COLUMNS) and types[0] == 0:  # id is the rowid
+            return rowid in missing or (open_ended and rowid > saved_top)
+        # An agents row: a text id first (agents are few: decode them all).
+        return len(types) == len(_AGENT_COLUMNS) and types[0] >= 13 and types[0] % 2 == 1
+
+    try:
+        pages = PageFile(source)
+    except OSError:
+        return
+    events: dict[int, tuple] = {}
+    agents: dict[str, tuple] = {}
+    try:
+        for rowid, values in pages.leaf_rows(wanted):
+            if len(values) == len(_EVENT_COLUMNS):
+                row = (rowid, rowid, *values[1:])
+                if _valid_event(row):
+                    events.setdefault(rowid, row[1:])
+            elif _valid_agent((rowid, *values)) and values[0] not in known:
+                agents.setdefault(values[0], values)
+    finally:
+        pages.close()
+    dst.executemany(_insert("agents", _AGENT_COLUMNS), list(agents.values()))
+    report.agents += len(agents)
+    report.lost_agent_rows = max(0, report.lost_agent_rows - len(agents))
+    known.update(agents)
+    dst.executemany(_insert("events", _EVENT_COLUMNS), [events[i] for i in sorted(events)])
+    report.events += len(events)
+    if open_ended:
+        report.last_id = max([saved_top, *events])
+        missing |= set(range(saved_top + 1, report.last_id + 1))
+    report.lost_runs = []
+    for i in sorted(missing - set(events)):
+        report.lose(i, i)
+
+
+def _stand_ins(dst: sqlite3.Connection) -> dict[str, _StandIn]:
+    """What the saved events tell of the agents they name that have no row."""
+    out: dict[str, _StandIn] = {}
+    for agent_id, kind, payload, created_at in dst.execute(
+            "SELECT agent_id, kind, payload, created_at FROM events "
+            "WHERE agent_id NOT IN (SELECT id FROM agents) ORDER BY id"):
+        out.setdefault(agent_id, _StandIn(created_at)).note(kind, payload)
+    return out
+
+
+def _copy(src: sqlite3.Connection, dst: sqlite3.Connection, report: Salvage,
+          source: Path) -> None:
     dst.execute("BEGIN")
     known = _copy_agents(src, dst, report)
-    orphans = _copy_events(src, dst, report, known)
+    saved_top = _copy_events(src, dst, report)
+    orphaned = dst.execute(
+        "SELECT 1 FROM events WHERE agent_id NOT IN (SELECT id FROM agents) LIMIT 1").fetchone()
+    if report.lost_runs or report.last_id == 0 or report.lost_agent_rows or orphaned:
+        _copy_from_pages(source, dst, report, known, saved_top)
+    orphans = _stand_ins(dst)
     # A parent named by a saved agent or stand-in but lost with all its events: a bare row.
     names = {r[0] for r in dst.execute("SELECT name FROM agents WHERE name IS NOT NULL")}
     wanted = {r[0] for r in dst.execute("SELECT parent_id FROM agents WHERE parent_id IS NOT NULL")}
@@ -246,7 +301,7 @@ def _salvage(source: Path, target: Path) -> Salvage:
             # Rows go in id order, a parent possibly after its child: checked at the end.
             dst.execute("PRAGMA foreign_keys = OFF")
             report = Salvage()
-            _copy(src, dst, report)
+            _copy(src, dst, report, source)
             if dst.execute("PRAGMA foreign_key_check").fetchall():
                 raise StoreError("the recovered rows do not hold together (foreign keys)")
             return report

@@ -31,7 +31,9 @@ def healthy(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("healthy")
     db = folder / "made.db"
     script = folder / "inputs.txt"
-    script.write_text("".join(f"note {i}: the walrus{i} sings of tea and ships\n"
+    # Every tenth message is long: its row spills into a chain of overflow pages.
+    script.write_text("".join(f"note {i}: the walrus{i} sings of tea and ships"
+                              + (" and so on" * 1500 if i % 10 == 0 else "") + "\n"
                               for i in range(1, MESSAGES + 1)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("IKIGAI_")}
     env.update(HOME=str(folder), XDG_DATA_HOME=str(folder / "data"),
@@ -88,6 +90,16 @@ def events_leaf(healthy, tmp_path) -> Path:
 def agents_page(healthy, tmp_path) -> Path:
     (page, _), = _pages(healthy)["agents"]
     return _damage(healthy, tmp_path / "agents.db", page)
+
+
+@pytest.fixture
+def events_root(healthy, tmp_path) -> Path:
+    """The root (interior) page of the events table damaged: SQL reaches no event."""
+    conn = sqlite3.connect(healthy)
+    (root,), = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'events'")
+    conn.close()
+    assert (root, "internal") in _pages(healthy)["events"]
+    return _damage(healthy, tmp_path / "root.db", root)
 
 
 def _one_error_line(done: subprocess.CompletedProcess, db: Path) -> str:
@@ -186,6 +198,19 @@ def test_recover_saves_every_readable_event_with_its_id(healthy, events_leaf, tm
             await store.close()
 
     assert kept_user["id"] in asyncio.run(search())
+
+
+def test_recover_reads_the_leaves_under_a_damaged_interior_page(healthy, events_root, tmp_path):
+    """Every event sits intact in a leaf that SQL cannot reach: read from the pages,
+    long rows through their overflow chains, all are saved exactly."""
+    assert run_ikigai("--db", str(events_root), "log").returncode == 1
+    out = tmp_path / "r.db"
+    done = run_ikigai("--db", str(events_root), "check", "--recover", str(out))
+    assert "Traceback" not in done.stderr
+    assert f"{3 * MESSAGES} events saved, none lost" in done.stdout, done.stdout
+    assert _rows(out) == _rows(healthy)
+    assert any(len(payload) > 10_000 for _, _, payload, _ in _rows(out).values())
+    assert run_ikigai("--db", str(out), "check").returncode == 0
 
 
 def test_recover_rebuilds_a_lost_agent_row_from_its_events(healthy, agents_page, tmp_path):
