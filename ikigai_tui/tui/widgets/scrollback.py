@@ -10,7 +10,7 @@ redrawn, so a long reply costs the same per chunk at its end as at its start.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -20,13 +20,16 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ikigai_tui.tui.render import render_item
+from ikigai_tui.tui.render import MAX_ITEM_LINES, folds, render_item
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.transcript import Item
+from ikigai_tui.tui.widgets.lines import Lines, cost
 
 Page = Callable[..., Awaitable[list[Item]]]
 PAGE_ITEMS = 40
-MAX_LINES = 4000
+MAX_LINES = 4000  # lines held (drawn) at most; one item holds MAX_ITEM_LINES at most
+STREAM_LINES = MAX_ITEM_LINES  # lines of a streaming reply drawn; then a running count
+STREAM_MORE = Style(italic=True, color="yellow")
 EDGE = 2  # screens from an edge of the loaded range at which the next page is fetched
 
 
@@ -36,7 +39,8 @@ class StreamWrap:
     def __init__(self, width: int) -> None:
         self.width = max(8, width)
         self.line = ""
-        self.text = ""
+        self.text = ""  # what was fed (the lines drawn), not what arrived after them
+        self.more = 0  # characters that arrived after the lines drawn ran out
 
     def feed(self, piece: str) -> list[str]:
         self.text += piece
@@ -70,8 +74,8 @@ class Scrollback(ScrollView, can_focus=True):
         self.agent_id = agent_id
         self._pages = pages
         self.items: list[Item] = []
-        self._strips: list[list[Strip]] = []
-        self._lines: list[Strip] = []
+        self._strips: list[Sequence[Strip]] = []
+        self._lines = Lines()
         self.at_start = False
         self.at_end = True
         self.rule_key: int | None = None
@@ -185,7 +189,7 @@ class Scrollback(ScrollView, can_focus=True):
 
     # -- content ---------------------------------------------------------------
 
-    def _render(self, item: Item) -> list[Strip]:
+    def _render(self, item: Item) -> Sequence[Strip]:
         return render_item(self.app.console, item, self._content_width(), expanded=self.expanded)
 
     def _content_width(self) -> int:
@@ -202,33 +206,33 @@ class Scrollback(ScrollView, can_focus=True):
         # Draw from the side kept and stop at MAX_LINES: what would be trimmed is never
         # drawn (a page can be long, e.g. a child's inherited context).
         order = range(len(items)) if keep == "start" else range(len(items) - 1, -1, -1)
-        kept: list[tuple[int, list[Strip]]] = []
+        kept: list[tuple[int, Sequence[Strip]]] = []
         total = 0
         for index in order:
             item = items[index]
             strips = known.get(id(item)) or self._render(item)
-            if kept and total + len(strips) > MAX_LINES:
+            if kept and total + cost(strips) > MAX_LINES:
                 if keep == "start":
                     self.at_end = False
                 else:
                     self.at_start = False
                 break
             kept.append((index, strips))
-            total += len(strips)
+            total += cost(strips)
         kept.sort(key=lambda pair: pair[0])
         self.items = [items[index] for index, _ in kept]
         self._strips = [strips for _, strips in kept]
         self._rebuild()
 
     def _rebuild(self) -> None:
-        lines: list[Strip] = []
+        lines = Lines()
         starts: list[int] = []
         for item, strips in zip(self.items, self._strips):
             if self.rule_key is not None and item.key == self.rule_key:
-                lines.extend(render_item(self.app.console, Item(-1, "rule", self.rule_label),
-                                         self._content_width()))
+                lines.add(render_item(self.app.console, Item(-1, "rule", self.rule_label),
+                                      self._content_width()))
             starts.append(len(lines))
-            lines.extend(strips)
+            lines.add(strips)
         self._lines = lines
         self._starts = starts
         self._stream_from = len(lines)
@@ -280,7 +284,7 @@ class Scrollback(ScrollView, can_focus=True):
             self._rebuild()
             self._keep_in_place(None if item is None else (item, 0))  # its lines re-wrapped
             return
-        strips: list[list[Strip]] = [[] for _ in self.items]
+        strips: list[Sequence[Strip]] = [[] for _ in self.items]
         need, drawn, index = 2 * max(1, self.size.height), 0, len(self.items)
         while index > 0 and drawn < need:
             index -= 1
@@ -311,14 +315,16 @@ class Scrollback(ScrollView, can_focus=True):
             self.rule_key, self.rule_label = key, label
             self._rebuild()
             self._keep_in_place(anchor)
+            self._follow()  # following: the rule's lines must not push the end out of view
 
     def toggle_tools(self) -> None:
         self.expanded = not self.expanded
         anchor = None if self.following else self._anchor()
-        self._strips = [self._render(i) if i.kind in ("tool_call", "tool_result") else s
-                        for i, s in zip(self.items, self._strips)]
+        self._strips = [self._render(i) if i.kind in ("tool_call", "tool_result") or folds(i)
+                        else s for i, s in zip(self.items, self._strips)]
         self._rebuild()
         self._keep_in_place(anchor)
+        self._follow()
 
     def add_items(self, items: list[Item]) -> None:
         """New items at the end of the log (shown only when the newest page is loaded)."""
@@ -346,23 +352,34 @@ class Scrollback(ScrollView, can_focus=True):
             self._stream = StreamWrap(self._content_width())
             self._stream_from = len(self._lines)
             self._lines.append(Strip.blank(0))  # the partial line
-        style = Style()
-        done = self._stream.feed(piece)
-        self._lines.pop()
-        for text in done:
-            self._lines.append(Strip([Segment(text, style)], cell_len(text)))
-        partial = self._stream.line
-        self._lines.append(Strip([Segment(partial, style)], cell_len(partial)))
+        wrap = self._stream
+        lines = self._lines
+        lines.pop()  # the partial line, drawn again below
+        # Fed a line's width at a time, and no further than STREAM_LINES drawn lines: a
+        # very long reply (or one huge piece) costs the same as a screenful; what arrives
+        # after that is counted on the last line (the committed reply is then folded).
+        added, pos = 0, 0
+        while pos < len(piece) and len(lines.tail) < STREAM_LINES:
+            for text in wrap.feed(piece[pos : pos + wrap.width]):
+                lines.append(Strip([Segment(text, Style())], cell_len(text)))
+                added += 1
+            pos += wrap.width
+        wrap.more += max(0, len(piece) - pos)
+        if wrap.more:
+            partial, style = f"… {wrap.more:,} more characters arriving", STREAM_MORE
+        else:
+            partial, style = wrap.line, Style()
+        lines.append(Strip([Segment(partial, style)], cell_len(partial)))
         height = len(self._lines)
         self.virtual_size = Size(self._content_width(), height)
-        self.refresh_lines(height - len(done) - 1, len(done) + 1)
+        self.refresh_lines(height - added - 1, added + 1)
         if self.following:
             self._follow()
 
     def end_stream(self) -> None:
         """Drop the streamed lines: the committed reply is added as an item instead."""
         if self._stream is not None:
-            del self._lines[self._stream_from :]
+            self._lines.drop_tail()
             self._stream = None
             self._resize()
 
