@@ -317,6 +317,8 @@ async def recover(source: Path, target: Path) -> Salvage:
     if file_state(target) is not None:
         raise StoreError(f"{target} already exists; give a new file name (nothing is "
                          "written over)")
+    # Refused before anything is created when not even the table list can be read.
+    (await asyncio.to_thread(_open_source, source)).close()
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     store = await Store.open(partial)  # our schema, WAL, 0600; new folders 0700
     await store.close()

@@ -63,7 +63,7 @@ def _damage(source: Path, target: Path, page: int) -> Path:
     conn = sqlite3.connect(source)
     size = conn.execute("PRAGMA page_size").fetchone()[0]
     conn.close()
-    assert page >= 2
+    assert page >= 1
     with open(target, "r+b") as handle:
         handle.seek((page - 1) * size)
         handle.write(bytes((i * 37 + 11) % 256 for i in range(size)))
@@ -224,6 +224,20 @@ def test_recover_rebuilds_a_lost_agent_row_from_its_events(healthy, agents_page,
            [(a["id"], a["name"], a["parent"]) for a in original]
     context = json.loads(run_ikigai("--db", str(out), "context", "--json").stdout)
     assert len(context["messages"]) == 2 * MESSAGES
+
+
+def test_a_damaged_first_page_is_reported_and_recover_creates_nothing(healthy, tmp_path):
+    db = _damage(healthy, tmp_path / "head.db", 1)
+    before = db.read_bytes()
+    done = run_ikigai("--db", str(db), "log")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "first page is damaged" in done.stderr
+    out = tmp_path / "new" / "r.db"
+    done = run_ikigai("--db", str(db), "check", "--recover", str(out))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("Error: ") and "nothing can be saved" in done.stderr
+    assert not out.parent.exists()
+    assert db.read_bytes() == before
 
 
 def test_recover_never_writes_over_an_existing_file(events_leaf, tmp_path):
