@@ -318,7 +318,7 @@ async def recover(source: Path, target: Path) -> Salvage:
         raise StoreError(f"{target} already exists; give a new file name (nothing is "
                          "written over)")
     # Refused before anything is created when not even the table list can be read.
-    (await asyncio.to_thread(_open_source, source)).close()
+    await asyncio.to_thread(lambda: _open_source(source).close())
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     store = await Store.open(partial)  # our schema, WAL, 0600; new folders 0700
     await store.close()
