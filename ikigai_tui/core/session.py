@@ -24,7 +24,7 @@ from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice
 from ikigai_tui.core.provider import Limits, ProviderError, ProviderFactory
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
-from ikigai_tui.core.store import Store
+from ikigai_tui.core.store import Store, StoreError
 from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor
 from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
@@ -360,7 +360,7 @@ class Session:
         for text, source in deferred:
             try:
                 await self.command(agent.id, text, source=source)
-            except CommandError as exc:
+            except (CommandError, StoreError) as exc:  # StoreError: a full disk, say
                 from ikigai_tui.core.notices import ErrorNotice
 
                 self.notify(ErrorNotice(agent.id, f"deferred {text}: {exc}"))

@@ -201,3 +201,34 @@ def test_run_on_a_disk_that_fills_up_loses_nothing_committed(small_disk, tmp_pat
         assert conn.execute("SELECT COUNT(*) FROM events WHERE kind = 'user'").fetchone()[0] == len(users) + 1
     finally:
         conn.close()
+
+
+async def test_a_deferred_command_that_cannot_be_saved_still_ends_the_turn(db_path):
+    """The LLM's /clear waits for the turn's end; if the disk is full by then, the turn
+    still ends (the agent idle, one message), nothing escapes the turn's task."""
+    store = await Store.open(db_path)
+    session = await Session.open(store, Providers(), SessionSettings())
+    notices: list = []
+    session.listeners.append(notices.append)
+    root = session.tree.root
+    real_commit = session.commit
+
+    async def commit(batch):
+        if any(e.kind == "clear" for e in batch.events):
+            raise StoreError(f"cannot write to {db_path}: the disk is full; this change was "
+                             "not saved, everything saved before it is kept")
+        return await real_commit(batch)
+
+    session.commit = commit  # type: ignore[method-assign]
+    try:
+        task = await session.say(root.id, "tidy up\n@slash clear")
+        ok = await asyncio.wait_for(task, 10)
+        assert ok is True  # the turn itself completed; only the deferred change failed
+        assert not root.in_turn and root.status == "idle"
+        errors = [n.message for n in notices if isinstance(n, ErrorNotice)]
+        assert len(errors) == 1 and errors[0].startswith("deferred /clear")
+        assert "disk is full" in errors[0]
+        assert "clear" not in [e.kind for e in await store.events()]
+    finally:
+        await session.close()
+        await store.close()
