@@ -47,6 +47,18 @@ def _read_until(fd: int, wanted: bytes, timeout: float) -> bytes:
     return seen
 
 
+def _run_mid_reply(db) -> subprocess.Popen:
+    """`ikigai run` with its reply to MESSAGE streaming (its input left open)."""
+    proc = subprocess.Popen([sys.executable, "-m", "ikigai_tui", "--db", str(db), "run"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env())
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((MESSAGE + "\n").encode())
+    proc.stdin.flush()
+    _read_until(proc.stdout.fileno(), b"Offline model here.", timeout=30)
+    return proc
+
+
 def _assistant_events(db) -> list[dict]:
     events = json.loads(run_ikigai("--db", str(db), "log", "--json").stdout)
     return [e["payload"] for e in events if e["kind"] == "assistant"]
@@ -66,13 +78,7 @@ def _assert_partial_kept(db) -> None:
                                                 (signal.SIGINT, 130)])
 def test_a_signal_mid_reply_keeps_the_partial_reply(tmp_path, signum, status):
     db = tmp_path / "sig.db"
-    proc = subprocess.Popen([sys.executable, "-m", "ikigai_tui", "--db", str(db), "run"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=_env())
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write((MESSAGE + "\n").encode())
-    proc.stdin.flush()
-    _read_until(proc.stdout.fileno(), b"Offline model here.", timeout=30)
+    proc = _run_mid_reply(db)
     proc.send_signal(signum)
     if signum == signal.SIGINT:
         # Ctrl-C stops the reply; the run goes on until its input ends, or a Ctrl-C
@@ -120,13 +126,7 @@ def test_sigkill_mid_reply_loses_nothing_committed_and_the_log_goes_on(tmp_path)
     """SIGKILL cannot be caught: the partial reply is gone, but the user's message was
     committed before the request, the file is intact, and the next run carries on."""
     db = tmp_path / "kill.db"
-    proc = subprocess.Popen([sys.executable, "-m", "ikigai_tui", "--db", str(db), "run"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=_env())
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write((MESSAGE + "\n").encode())
-    proc.stdin.flush()
-    _read_until(proc.stdout.fileno(), b"Offline model here.", timeout=30)
+    proc = _run_mid_reply(db)
     proc.kill()
     proc.communicate(timeout=30)
     check = run_ikigai("--db", str(db), "log", "--json")
