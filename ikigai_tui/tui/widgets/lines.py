@@ -35,7 +35,27 @@ def cost(block: Sequence[Strip]) -> int:
     return getattr(block, "cost", None) or len(block)
 
 
-class WrappedText(Sequence[Strip]):
+class _Strips(Sequence[Strip]):
+    """A sequence of Strips made on demand: indexes, negative ones and slices."""
+
+    def _line(self, index: int) -> Strip:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> Strip: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Strip]: ...
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._line(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._line(index)
+
+
+class WrappedText(_Strips):
     """Plain text hard-wrapped at `width` cells; each line's Strip is made on demand.
 
     Held: the text and two integers per line. Making the index is one pass over the
@@ -88,20 +108,12 @@ class WrappedText(Sequence[Strip]):
     def __len__(self) -> int:
         return len(self._starts)
 
-    @overload
-    def __getitem__(self, index: int) -> Strip: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Strip]: ...
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
+    def _line(self, index: int) -> Strip:
         line = self.text[self._starts[index] : self._ends[index]]
         return Strip([Segment(line, self.style)], cell_len(line))
 
 
-class Lines(Sequence[Strip]):
+class Lines(_Strips):
     """Blocks of Strips read as one sequence, plus a tail that grows (the streaming reply)."""
 
     def __init__(self, blocks: Sequence[Sequence[Strip]] = ()) -> None:
@@ -136,19 +148,9 @@ class Lines(Sequence[Strip]):
     def __len__(self) -> int:
         return self._fixed + len(self.tail)
 
-    @overload
-    def __getitem__(self, index: int) -> Strip: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Strip]: ...
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
+    def _line(self, index: int) -> Strip:
         if index >= self._fixed:
             return self.tail[index - self._fixed]
-        if index < 0:
-            raise IndexError(index)
         block = bisect_right(self._ends, index)
         begin = self._ends[block - 1] if block else 0
         return self._blocks[block][index - begin]
