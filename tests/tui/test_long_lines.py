@@ -5,8 +5,6 @@ what a short one does, and Ctrl+O shows them whole without holding a line per ro
 
 from __future__ import annotations
 
-import time
-
 from ikigai_tui.core.store import WriteBatch
 from ikigai_tui.tui.render import FOLD_CHARS, MAX_ITEM_LINES
 from ikigai_tui.tui.widgets.lines import cost
@@ -56,16 +54,13 @@ async def test_a_one_megabyte_line_then_more_entries_all_shown(bench):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         sb = app.panes.active.scrollback
-        started = time.perf_counter()
         await _commit(app, ("user", {"content": "send a long line"}))
         await _commit(app, ("assistant", {"content": "x" * MB}))
         await idle(pilot, timeout=30)
-        drawn_in = time.perf_counter() - started
         shown = "\n".join(screen_lines(sb))
         assert "x" * 40 in shown
         assert f"… {MB - FOLD_CHARS:,} more characters not shown ({MB:,} in all)" in shown
         assert "Ctrl+O shows all" in shown
-        assert drawn_in < 2.0, f"a 1 MB reply took {drawn_in:.2f}s to draw"
 
         await _after_the_long_one(app, pilot)
         _assert_later_entries_shown(sb)
@@ -84,12 +79,9 @@ async def test_megabytes_of_short_lines_are_folded_too(bench):
         await settle(pilot)
         sb = app.panes.active.scrollback
         lines = [f"row {n:07d}" for n in range(300_000)]  # 3.3 MB
-        started = time.perf_counter()
         await _commit(app, ("user", {"content": "list them"}),
                       ("assistant", {"content": "\n\n".join(lines)}))
         await idle(pilot, timeout=30)
-        drawn_in = time.perf_counter() - started
-        assert drawn_in < 2.0, f"a 3 MB reply took {drawn_in:.2f}s to draw"
         _assert_bounded(sb)
         await _after_the_long_one(app, pilot)
         _assert_later_entries_shown(sb)
@@ -110,17 +102,14 @@ async def test_ctrl_o_shows_a_folded_entry_whole_and_folds_it_again(bench):
                       ("assistant", {"content": text}))
         await _after_the_long_one(app, pilot)
 
-        started = time.perf_counter()
         await pilot.press("ctrl+o")
         await idle(pilot)
-        expanded_in = time.perf_counter() - started
         whole = "".join(strip.text for strip in sb._lines)
         assert text in whole  # every character, in order
         assert "shown whole as plain text · Ctrl+O folds it" in whole
         assert len(sb._lines) > MAX_LINES  # more rows than the drawn bound...
         _assert_bounded(sb)  # ... made only when shown
         _assert_later_entries_shown(sb)
-        assert expanded_in < 2.0, f"showing 1 MB whole took {expanded_in:.2f}s"
 
         await pilot.press("ctrl+o")
         await idle(pilot)
@@ -135,21 +124,16 @@ async def test_a_streaming_reply_draws_a_bounded_number_of_lines(bench):
         await settle(pilot)
         sb = app.panes.active.scrollback
         piece = "y" * 1000 + " "
-        started = time.perf_counter()
         for _ in range(500):  # 500 KB, streamed in 1 KB pieces
             sb.stream(piece)
-        streamed_in = time.perf_counter() - started
         assert len(sb._lines.tail) <= STREAM_LINES + 1
         last = sb._lines[len(sb._lines) - 1].text
         assert "more characters arriving" in last
-        assert streamed_in < 3.0, f"streaming 500 KB took {streamed_in:.2f}s"
         shown = "\n".join(screen_lines(sb))
         assert "more characters arriving" in shown
 
         # One huge piece costs no more than many small ones.
         sb.end_stream()
-        started = time.perf_counter()
         sb.stream("z" * MB)
-        assert time.perf_counter() - started < 1.0
         assert len(sb._lines.tail) <= STREAM_LINES + 1
         assert sb._lines[len(sb._lines) - 1].text.startswith("… ")
