@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Message text indexed for /recall: content for most kinds, the arguments of a tool call.
 _FTS_TEXT = (
     "coalesce(json_extract(new.payload, '$.content'), "
     "json_extract(new.payload, '$.arguments'), '')"
+)
+# A payload longer than this (characters) has only its first FTS_LIMIT characters
+# indexed, read from the JSON text itself: json_extract copies the whole payload twice,
+# and FTS5 holds every distinct term of a row in memory until the row is written (a
+# 10 MB message of varied text: +140 MB). Its JSON escapes for line breaks and tabs
+# become spaces, so the words they separate are indexed as words. Such search engines
+# as Lucene and Elasticsearch bound what one field indexes in the same way.
+FTS_LIMIT = 1_000_000
+_FTS_BOUNDED = (
+    f"CASE WHEN length(new.payload) <= {FTS_LIMIT} THEN {_FTS_TEXT} "
+    f"ELSE replace(replace(replace(replace(substr(new.payload, 1, {FTS_LIMIT}), "
+    "'{\"content\":\"', ' '), '\\n', ' '), '\\t', ' '), '\\r', ' ') END"
 )
 
 MIGRATIONS: dict[int, list[str]] = {
@@ -57,5 +69,13 @@ MIGRATIONS: dict[int, list[str]] = {
             factor REAL NOT NULL,
             samples INTEGER NOT NULL
         )""",
+    ],
+    # Bounded indexing of very long messages (see FTS_LIMIT); the same text as before
+    # for every other message.
+    3: [
+        "DROP TRIGGER events_fts",
+        f"""CREATE TRIGGER events_fts AFTER INSERT ON events
+           WHEN new.kind IN ('system', 'user', 'assistant', 'tool_call', 'tool_result')
+           BEGIN INSERT INTO message_fts(rowid, text) VALUES (new.id, {_FTS_BOUNDED}); END""",
     ],
 }
