@@ -8,6 +8,7 @@ from collections.abc import Callable
 from ikigai_tui.config import Config
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.store import Store
+from ikigai_tui.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.providers import default_model as model_for_keys
 
@@ -21,6 +22,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                        new_id: Callable[[], str] | None = None) -> Session:
     """Open (or, with create, make) the database and the session over it. With readonly
     the file is opened read-only (for reports): nothing is created, written or re-moded."""
+    return_big_blocks()  # before the first big message: see heap.py
     providers = Providers(
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
         timeout=config.timeout, max_retries=config.max_retries,
