@@ -120,7 +120,7 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
     fd = sys.stdin.fileno()
 
     def read() -> None:
-        pending = b""
+        pending: list[bytes] = []  # a line's pieces so far: joined once, at its end
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -130,11 +130,16 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
                 chunk = b""
             if not chunk:
                 break
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
+            if b"\n" not in chunk:
+                pending.append(chunk)
+                continue
+            first, *lines, rest = chunk.split(b"\n")
+            pending.append(first)
+            for line in (b"".join(pending), *lines):
                 loop.call_soon_threadsafe(queue.put_nowait, line)
+            pending = [rest] if rest else []
         if pending:
-            loop.call_soon_threadsafe(queue.put_nowait, pending)
+            loop.call_soon_threadsafe(queue.put_nowait, b"".join(pending))
         loop.call_soon_threadsafe(queue.put_nowait, None)
 
     threading.Thread(target=read, name="stdin", daemon=True).start()
@@ -146,7 +151,9 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
         if line is None:
             return
         number += 1
-        yield decode_line(line, number)
+        decoded = decode_line(line, number)
+        del line  # the bytes are not kept while the message is stored and sent
+        yield decoded
 
 
 async def run(args: argparse.Namespace, config: Config, *, interactive: bool = False) -> int:
