@@ -259,8 +259,13 @@ def test_the_full_screen_program_starts_with_one_line_on_a_damaged_log(events_le
     app = create_app(load(db=str(events_leaf)))
 
     async def start() -> None:
-        async with app.run_test():
-            pass
+        async with app.run_test() as pilot:
+            # The whole log is replayed in a worker after the first frame: wait for it
+            # to meet the damage (or for the time to run out).
+            for _ in range(200):
+                if app.return_code is not None:
+                    break
+                await pilot.pause(0.05)
 
     asyncio.run(start())
     assert app.return_code == 1
