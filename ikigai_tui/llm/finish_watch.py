@@ -29,7 +29,14 @@ class FinishWatch:
 
         self.seen = False
         self._tail = b""
-        self.client = AsyncHTTPHandler(timeout=timeout, event_hooks={"response": [self._attach]})
+        self.client = AsyncHTTPHandler(timeout=timeout, event_hooks={
+            "request": [self._uncompressed], "response": [self._attach]})
+
+    @staticmethod
+    async def _uncompressed(request: httpx.Request) -> None:
+        # The hook sees the raw body: gzip'd bytes would hide every finishReason and
+        # flag each complete reply as cut. SSE text is small; ask for it plain.
+        request.headers["Accept-Encoding"] = "identity"
 
     async def _attach(self, response: httpx.Response) -> None:
         response.stream = _TappedStream(response.stream, self.feed)

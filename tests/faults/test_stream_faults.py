@@ -21,18 +21,12 @@ from ikigai_tui.llm.litellm_provider import NO_FINISH
 from ikigai_tui.llm.providers import Providers
 from tests.conftest import run_ikigai
 from tests.fakes.server import FakeProvider, Reply
+from tests.integration.conftest import fmt  # noqa: F401  (a fixture: each wire format)
 from tests.integration.provider_helpers import (
     FORMATS, KEY_VARIABLES, MODELS, SECRET, Harness, base_for, close,
 )
 
 TEXT = "alpha beta gamma delta"
-
-
-@pytest.fixture(params=FORMATS)
-def fmt(request, monkeypatch) -> str:
-    for variable in KEY_VARIABLES.values():
-        monkeypatch.setenv(variable, SECRET)
-    return request.param
 
 
 @pytest.fixture
@@ -136,3 +130,15 @@ def test_run_exits_1_and_log_shows_the_interrupted_reply(tmp_path, wire):
     assert len(replies) == 1
     assert replies[0]["content"] == TEXT and replies[0]["interrupted"] is True
     assert [NO_FINISH in e["payload"]["message"] for e in events if e["kind"] == "error"] == [True]
+
+
+async def test_the_gemini_finish_watch_asks_for_an_uncompressed_body(h):
+    """The watch reads the raw body: a gzip'd one would hide every finishReason and
+    flag each complete Gemini reply as cut. It asks for identity encoding."""
+    h.fake.queue(Reply(text=TEXT))
+    assert await say(h, "plain please") is True
+    encoding = h.fake.requests[-1].headers.get("accept-encoding")
+    if h.fmt == "gemini":
+        assert encoding == "identity"
+    else:
+        assert encoding != "identity"  # only where the wire must be read
