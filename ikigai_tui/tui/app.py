@@ -26,7 +26,7 @@ from ikigai_tui.core.notices import (
 )
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.store import StoreError
+from ikigai_tui.core.store_errors import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.completion import SlashCommands, completions

@@ -1,10 +1,12 @@
-"""The core stays headless: importing it loads neither textual nor litellm."""
+"""The core stays headless: importing it loads neither textual nor litellm; and the
+layers keep the import contracts in pyproject.toml (import-linter)."""
 
 from __future__ import annotations
 
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import ikigai_tui.core
 
@@ -39,3 +41,34 @@ def test_cli_start_up_does_not_import_litellm():
 
 def test_the_check_itself_can_fail():
     assert "textual" in _loaded_after_import("import textual")
+
+
+# -- import contracts (import-linter; the contracts are in pyproject.toml) ----------------
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _lint(config: Path, capsys) -> tuple[int, str]:
+    from importlinter.cli import lint_imports
+
+    code = lint_imports(config_filename=str(config), no_cache=True, no_logo=True)
+    return code, capsys.readouterr().out
+
+
+def test_the_layers_keep_their_import_contracts(capsys):
+    code, out = _lint(REPO / "pyproject.toml", capsys)
+    assert code == 0, out
+    assert "3 kept, 0 broken" in out
+
+
+def test_a_broken_contract_is_reported(tmp_path, capsys):
+    """The linter really reads our package: the UI does depend on the core."""
+    config = tmp_path / "contracts.ini"
+    config.write_text(
+        "[importlinter]\nroot_package = ikigai_tui\n\n"
+        "[importlinter:contract:ui-without-core]\nname = UI without core\ntype = forbidden\n"
+        "source_modules = ikigai_tui.tui\nforbidden_modules = ikigai_tui.core\n")
+    code, out = _lint(config, capsys)
+    assert code != 0
+    assert "ikigai_tui.tui is not allowed to import ikigai_tui.core" in out
