@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from rich.text import Text
@@ -40,6 +40,7 @@ from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
+SessionFactory = Callable[[Config], Awaitable[Session]]
 # Signals that end the program; the streaming replies are kept first (see `stop_on_signal`).
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
@@ -68,13 +69,17 @@ class IkigaiApp(App[None]):
     ]
 
     def __init__(self, config: Config, *, new_id: Callable[[], str] | None = None,
-                 db_label: str | None = None, model_override: str | None = None) -> None:
+                 db_label: str | None = None, model_override: str | None = None,
+                 session_factory: SessionFactory | None = None) -> None:
+        """`session_factory` opens the session the app shows (default: the runtime's, over
+        the configured database and providers); tests hand their own instead of patching."""
         super().__init__()
         self.config = config
+        self.open_session: SessionFactory = session_factory or (
+            lambda config: open_session(config, new_id=new_id))
         self.model_override = model_override
         self.session: Session | None = None
         self.focused_agent: str | None = None
-        self._new_id = new_id
         self.db_label = db_label or str(config.db)
         self._refresh_pending = False
         self._refreshing = False
@@ -102,7 +107,7 @@ class IkigaiApp(App[None]):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, self.stop_on_signal, signum)
         try:
-            self.session = session = await open_session(self.config, new_id=self._new_id)
+            self.session = session = await self.open_session(self.config)
         except (StoreError, ProviderError, CommandError) as exc:
             self.startup_error = str(exc)  # the CLI prints it, unwrapped, after the run
             self.exit(return_code=1)

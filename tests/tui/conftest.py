@@ -24,6 +24,7 @@ from ikigai_tui.core.provider import Limits
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.store import Store
 from ikigai_tui.llm.providers import Providers
+from ikigai_tui.runtime import open_session
 from ikigai_tui.tui.app import IkigaiApp, create_app
 
 SIZE = (120, 40)
@@ -126,9 +127,8 @@ def agent_named(session: Session, name: str) -> str:
 class Workbench:
     """Prepares a database, then builds the app on it with the same id counter."""
 
-    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, tmp_path: Path) -> None:
         self.tmp_path = tmp_path
-        self.monkeypatch = monkeypatch
         self.db = tmp_path / "ikigai.db"
         self.new_id = id_counter()
         self.budget = DEFAULT_BUDGET
@@ -152,14 +152,13 @@ class Workbench:
         if budget is not None:
             self.budget = budget
         config = make_config(self.db, self.tmp_path, budget=self.budget, delay=delay)
-        # The app opens its session through runtime.open_session -> Session.open.
-        self.monkeypatch.setattr("ikigai_tui.runtime.Session", counted_session(self.new_id))
-        return create_app(config, new_id=self.new_id, db_label=DB_LABEL)
+        return create_app(config, db_label=DB_LABEL,
+                          session_factory=lambda config: open_session(config, new_id=self.new_id))
 
 
 @pytest.fixture
-def bench(tmp_path, monkeypatch) -> Workbench:
-    return Workbench(tmp_path, monkeypatch)
+def bench(tmp_path) -> Workbench:
+    return Workbench(tmp_path)
 
 
 # ---- waiting for the app ---------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from ikigai_tui.core.window import CONTEXT_FULL
+from ikigai_tui.runtime import open_session
 from ikigai_tui.tui.app import create_app
 from ikigai_tui.tui.screens.preview import PreviewScreen
 
@@ -364,3 +365,31 @@ async def test_keys_are_handled_while_the_focused_agent_is_still_loading(bench, 
         gate.set()
         await idle(pilot)
         assert app.gauge.render().plain.startswith("Context: ~")
+
+
+async def test_the_app_shows_the_session_its_factory_opens(tmp_path):
+    """Tests and other front-ends hand the app a session factory instead of patching the
+    runtime: it is called with the app's config, and what it opened is what is shown."""
+    config = make_config(tmp_path / "ikigai.db", tmp_path)
+    calls, closed = [], []
+
+    async def factory(given):
+        calls.append(given)
+        session = await open_session(given, new_id=id_counter())
+        await session.command(session.tree.root.id, "/mark from-the-factory")
+        close = session.close
+
+        async def recorded_close() -> None:
+            closed.append(True)
+            await close()
+
+        session.close = recorded_close
+        return session
+
+    app = create_app(config, db_label=DB_LABEL, session_factory=factory)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert calls == [config]
+        shown = "\n".join(screen_lines(app.panes.active.scrollback))
+        assert "Checkpoint 'from-the-factory' created." in shown
+    assert closed == [True]  # the app closed what the factory opened
