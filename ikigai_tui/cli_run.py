@@ -17,6 +17,7 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
+from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.store import StoreError
@@ -53,6 +54,13 @@ class Printer:
         elif isinstance(notice, RetryNotice):
             self.err.line(f"Retrying in {notice.delay:.1f}s (attempt {notice.attempt}): "
                           f"{notice.reason}")
+
+    async def review(self, proposal: Proposal) -> Verdict:
+        """Headless review: print what the command changes, then apply all of it (the
+        command's --dry-run only prints)."""
+        for line in proposal.preview_lines():
+            self.out.line(line)
+        return ACCEPT_ALL
 
     def _end_line(self) -> None:
         if self.streaming:
@@ -221,7 +229,7 @@ async def _run_inputs(session: Session, printer: Printer, script: str | None, pr
                 continue
             try:
                 if line.startswith("/") and not line.startswith("//"):
-                    result = await session.command(agent_id, line)
+                    result = await session.command(agent_id, line, review=printer.review)
                     for out in result.lines:
                         printer.out.line(out)
                     if result.exit:

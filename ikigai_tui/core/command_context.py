@@ -1,37 +1,61 @@
-"""What a command handler sees: the session, the agent, its replayed state, a batch to fill."""
+"""What a command handler sees: its agent and replayed context, a few services, a batch.
+
+Not the session: a handler reads through `services` (the agent tree, model and budget
+lookups, measuring) and writes only by adding events to `batch`; what must happen once
+the batch is safely on disk (start a child's turn, cancel a killed agent's turn) goes in
+`after_commit`, which the command bus runs only after the commit succeeded.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ikigai_tui.core.agents import AgentRuntime
+from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.commands import ArgReader, CommandError, CommandSpec
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.replay import Mark, Replayer
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.session import Session
+    from ikigai_tui.core.window import ContextMeter, Window
+
+
+@dataclass(frozen=True)
+class CommandServices:
+    """The narrow view of the runtime that handlers may use."""
+
+    tree: AgentTree
+    new_id: Callable[[], str]
+    check_model: Callable[[str], None]  # raises CommandError for an unusable model
+    budget_of: Callable[[AgentRuntime], int]
+    model_of: Callable[[AgentRuntime], str]
+    measure: Callable[[str], Awaitable[Window]]
+    meter: Callable[[AgentRuntime], ContextMeter]
+    start_if_pending: Callable[[str], Any]
+    cancel_turns: Callable[[list[str]], Awaitable[None]]
 
 
 @dataclass
-class Invocation:
-    session: Session
+class CommandContext:
     agent: AgentRuntime
     replayer: Replayer
     source: str  # human | llm
     spec: CommandSpec
     args: ArgReader
+    services: CommandServices
     batch: WriteBatch = field(default_factory=WriteBatch)
+    # Run in order once the batch is committed; a callback may return an awaitable.
     after_commit: list[Callable[[], Any]] = field(default_factory=list)
+    # Undo targets already claimed by this agent's writes waiting for its turn to end.
+    pending_undos: frozenset[int] = frozenset()
 
     def add(self, kind: str, payload: dict[str, Any], agent_id: str | None = None) -> int:
         return self.batch.add(agent_id or self.agent.id, kind, payload)
 
     @property
-    def tree(self):
-        return self.session.tree
+    def tree(self) -> AgentTree:
+        return self.services.tree
 
     def resolve_mark(self, name: str) -> Mark:
         """A valid mark of this agent, or an error naming it and listing the valid ones."""

@@ -16,10 +16,13 @@ REGISTRY = Registry([
                 context.rewind, llm=True, deferred=True),
     CommandSpec("marks", "/marks", "List the valid marks with their positions.",
                 context.marks, llm=True),
-    CommandSpec("forget", "/forget --ids LIST", "Remove messages from the context (ids like 3,5-9).",
-                context.forget, deferred=True, details="A tool call and its result are removed together."),
+    CommandSpec("forget", "/forget --ids LIST",
+                "Remove messages from the context (ids like 3,5-9).",
+                context.forget, deferred=True, details="A tool call and its result are removed "
+                "together. Shows what would change first; --dry-run only shows it."),
     CommandSpec("remember", "/remember --ids LIST", "Keep only these messages in the context.",
-                context.remember, deferred=True, details="A tool call and its result are removed together."),
+                context.remember, deferred=True, details="A tool call and its result are removed "
+                "together. Shows what would change first; --dry-run only shows it."),
     CommandSpec("undo", "/undo", "Undo the latest clear, rewind, filter or compact.",
                 context.undo, deferred=True, details="Repeat it to walk further back."),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.command_context import Invocation
+    from ikigai_tui.core.command_context import CommandContext
+    from ikigai_tui.core.proposals import Proposal
 
 
 class CommandError(Exception):
@@ -116,7 +117,9 @@ class ArgReader:
             raise UsageError(f"unexpected argument '{token}'")
 
 
-Handler = Callable[["Invocation"], Awaitable["CommandResult"]]
+# A handler fills the context's batch and returns its result, or returns a Proposal that
+# a reviewer answers before anything is written (see core/proposals.py).
+Handler = Callable[["CommandContext"], Awaitable["CommandResult | Proposal"]]
 
 
 class CommandSpec(NamedTuple):

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 
 from ikigai_tui.core.agents import AgentTree
-from ikigai_tui.core.command_context import Invocation
+from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
 from ikigai_tui.core.events import AgentRecord, EventRef
 
 _AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,31}$")
 
 
-def _fork_options(c: Invocation, opts: dict[str, str]) -> bool:
+def _fork_options(c: CommandContext, opts: dict[str, str]) -> bool:
     """Read --model/--name options into opts; True when `--` ended them."""
     while (token := c.args.peek_word()) is not None and token.startswith("--"):
         c.args.take()
@@ -36,7 +36,7 @@ def _check_agent_name(tree: AgentTree, name: str) -> None:
         raise CommandError(f"an agent named '{name}' already exists")
 
 
-async def fork(c: Invocation) -> CommandResult:
+async def fork(c: CommandContext) -> CommandResult:
     r = c.replayer
     opts: dict[str, str] = {}
     ended = _fork_options(c, opts)
@@ -53,27 +53,27 @@ async def fork(c: Invocation) -> CommandResult:
         _check_agent_name(c.tree, name)
     model = opts.get("model") or r.model or c.agent.model
     if "model" in opts:
-        c.session.check_model(model)
-    child_id = c.session.new_id()
+        c.services.check_model(model)
+    child_id = c.services.new_id()
     mark_event = mark.event_id if mark else None
     mark_name = mark.label if mark else None
     parent_side = c.add("fork", {"child": child_id, "mark": mark_name, "mark_event": mark_event})
     c.batch.new_agents.append(AgentRecord(
         child_id, c.agent.id, name, model, "idle", 0.0, EventRef(parent_side),  # type: ignore[arg-type]
-        c.session.budget_of(c.agent),
+        c.services.budget_of(c.agent),
     ))
     c.add("fork", {
         "parent": c.agent.id, "parent_event": EventRef(parent_side), "mark": mark_name,
-        "mark_event": mark_event, "model": model, "budget": c.session.budget_of(c.agent),
+        "mark_event": mark_event, "model": model, "budget": c.services.budget_of(c.agent),
     }, agent_id=child_id)
     if prompt:
         c.add("user", {"content": prompt}, agent_id=child_id)
-    c.after_commit.append(lambda: c.session.start_if_pending(child_id))
+    c.after_commit.append(lambda: c.services.start_if_pending(child_id))
     suffix = f" (from {mark_name})" if mark else ""
     return CommandResult([f"Forked. Child: {c.tree.short_id(child_id)}{suffix}"], data=child_id)
 
 
-async def send(c: Invocation) -> CommandResult:
+async def send(c: CommandContext) -> CommandResult:
     ref = c.args.require("AGENT")
     text = c.args.rest()
     if not text:
@@ -85,7 +85,7 @@ async def send(c: Invocation) -> CommandResult:
     return CommandResult([f"Mail sent to {c.tree.label(target.id)}."])
 
 
-async def check_mail(c: Invocation) -> CommandResult:
+async def check_mail(c: CommandContext) -> CommandResult:
     c.args.done()
     unread = c.replayer.unread
     if not unread:
@@ -104,7 +104,7 @@ async def check_mail(c: Invocation) -> CommandResult:
     return CommandResult(lines)
 
 
-async def kill(c: Invocation) -> CommandResult:
+async def kill(c: CommandContext) -> CommandResult:
     ref = c.args.require("AGENT")
     c.args.done()
     tree = c.tree
@@ -116,21 +116,24 @@ async def kill(c: Invocation) -> CommandResult:
     if c.source == "llm" and not tree.is_descendant(target.id, c.agent.id):
         raise CommandError("the LLM may only kill its own descendants")
     victims = [target] + [a for a in tree.descendants(target.id) if not a.dead]
-    await c.session.cancel_turns([v.id for v in victims])
     for victim in victims:
         c.add("kill", {"by": c.agent.id}, agent_id=victim.id)
         c.batch.agent_updates.append((victim.id, "status", "dead"))
+    # Nothing stops before the kill is on disk: a kill that cannot be saved leaves the
+    # agents running. Their partial replies are then kept, flagged interrupted.
+    victim_ids = [v.id for v in victims]
+    c.after_commit.append(lambda: c.services.cancel_turns(victim_ids))
     others = len(victims) - 1
     more = f" and {others} descendant{'s' if others != 1 else ''}" if others else ""
     return CommandResult([f"Killed {tree.label(target.id)}{more}."])
 
 
-async def agents(c: Invocation) -> CommandResult:
+async def agents(c: CommandContext) -> CommandResult:
     c.args.done()
     return CommandResult(format_tree(c))
 
 
-def format_tree(c: Invocation) -> list[str]:
+def format_tree(c: CommandContext) -> list[str]:
     tree = c.tree
     lines = []
     for agent, depth in tree.walk():

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from ikigai_tui.core.command_context import Invocation
+from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import (
     CommandError, CommandResult, UsageError, check_mark_name, parse_id_list,
 )
+from ikigai_tui.core.proposals import FilterProposal
 
 
-async def clear(c: Invocation) -> CommandResult:
+async def clear(c: CommandContext) -> CommandResult:
     name = c.args.take()
     c.args.done()
     if name is None:
@@ -17,7 +18,7 @@ async def clear(c: Invocation) -> CommandResult:
     return _rewind_to(c, name)
 
 
-def _rewind_to(c: Invocation, name: str) -> CommandResult:
+def _rewind_to(c: CommandContext, name: str) -> CommandResult:
     mark = c.resolve_mark(name)
     c.add("rewind", {"mark": mark.name, "mark_event": mark.event_id})
     if mark.name is None:
@@ -25,7 +26,7 @@ def _rewind_to(c: Invocation, name: str) -> CommandResult:
     return CommandResult([f"Rewound to '{mark.name}'."])
 
 
-async def mark(c: Invocation) -> CommandResult:
+async def mark(c: CommandContext) -> CommandResult:
     name = c.args.take()
     c.args.done()
     if name is None:
@@ -42,7 +43,7 @@ async def mark(c: Invocation) -> CommandResult:
     return CommandResult([f"Checkpoint '{name}' created."])
 
 
-async def rewind(c: Invocation) -> CommandResult:
+async def rewind(c: CommandContext) -> CommandResult:
     name = c.args.take()
     c.args.done()
     if name is not None:
@@ -53,7 +54,7 @@ async def rewind(c: Invocation) -> CommandResult:
     return _rewind_to(c, latest.label)
 
 
-async def marks(c: Invocation) -> CommandResult:
+async def marks(c: CommandContext) -> CommandResult:
     c.args.done()
     r = c.replayer
     valid = r.valid_marks()
@@ -63,54 +64,60 @@ async def marks(c: Invocation) -> CommandResult:
     return CommandResult(lines, data=[(m.label, r.mark_position(m)) for m in valid])
 
 
-def _read_ids(c: Invocation, verb: str) -> list[int]:
-    first = c.args.take()
-    if first is None:
+def _read_ids(c: CommandContext, verb: str) -> tuple[list[int], bool]:
+    """The ids of `--ids LIST` (all in this agent's context), and whether --dry-run."""
+    listed: str | None = None
+    dry_run = False
+    while (first := c.args.take()) is not None:
+        if first == "--dry-run" and not dry_run:
+            dry_run = True
+        elif first.startswith("--ids=") and listed is None:
+            listed = first[len("--ids="):]
+        elif first == "--ids" and listed is None:
+            listed = c.args.require("id list after --ids")
+        elif listed is None and not first.startswith("--"):
+            raise CommandError(
+                f"/{verb} by criteria needs the matcher, which is not built yet; "
+                f"use /{verb} --ids LIST (ids from the context, e.g. 3,5-9)"
+            )
+        else:
+            raise UsageError(f"unexpected argument '{first}'")
+    if listed is None:
         raise UsageError("missing --ids LIST")
-    if first.startswith("--ids="):
-        listed = first[len("--ids="):]
-    elif first == "--ids":
-        listed = c.args.require("id list after --ids")
-    else:
-        raise CommandError(
-            f"/{verb} by criteria needs the matcher, which is not built yet; "
-            f"use /{verb} --ids LIST (ids from the context, e.g. 3,5-9)"
-        )
-    c.args.done()
     ids = parse_id_list(listed)
     missing = [i for i in ids if i not in c.replayer.ctx]
     if missing:
         shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
         raise CommandError(f"not in this agent's context: {shown}. See `context` for the ids.")
-    return ids
+    return ids, dry_run
 
 
-async def forget(c: Invocation) -> CommandResult:
-    ids = _read_ids(c, "forget")
-    removed = c.replayer.with_partners(set(ids))
-    c.add("filter", {"mode": "forget", "ids": ids})
-    extra = len(removed) - len(ids)
-    note = f" (with {extra} tool-call partner{'s' if extra != 1 else ''})" if extra else ""
-    return CommandResult([f"Forgot {len(removed)} message{'s' if len(removed) != 1 else ''}{note}."])
+async def _filter(c: CommandContext, mode: str) -> FilterProposal:
+    """A proposal to forget (or keep only) the listed messages: nothing written until a
+    reviewer accepts it (see core/proposals.py)."""
+    ids, dry_run = _read_ids(c, mode)
+    tokens = (await c.services.measure(c.agent.id)).tokens
+    return FilterProposal.build(mode, ids, c.replayer, c.services.meter(c.agent), tokens,
+                                dry_run=dry_run)
 
 
-async def remember(c: Invocation) -> CommandResult:
-    ids = _read_ids(c, "remember")
-    r = c.replayer
-    keep = set(ids)
-    removed = r.with_partners({i for i in r.ctx if i not in keep})
-    c.add("filter", {"mode": "remember", "ids": ids})
-    kept = len(r.ctx) - len(removed)
-    return CommandResult([f"Kept {kept} message{'s' if kept != 1 else ''}; forgot {len(removed)}."])
+async def forget(c: CommandContext) -> FilterProposal:
+    return await _filter(c, "forget")
+
+
+async def remember(c: CommandContext) -> FilterProposal:
+    return await _filter(c, "remember")
 
 
 _OP_NAMES = {"clear": "/clear", "rewind": "/rewind", "filter": "filter", "compact": "/compact"}
 
 
-async def undo(c: Invocation) -> CommandResult:
+async def undo(c: CommandContext) -> CommandResult:
     c.args.done()
     r = c.replayer
-    target = r.undo_target()
+    # Past the targets that undos waiting for this turn's end already claim.
+    target = next((op for op in reversed(r.ops)
+                   if op not in r.undone and op not in c.pending_undos), None)
     if target is None:
         raise CommandError("nothing to undo: no clear, rewind, filter or compact left to reverse")
     kind, payload = next((k, p) for i, k, p in reversed(r.history) if i == target)
@@ -125,17 +132,17 @@ def _k(tokens: int) -> str:
     return f"{tokens / 1000:.1f}K" if tokens >= 10_000 else f"{tokens:,}"
 
 
-async def context(c: Invocation) -> CommandResult:
+async def context(c: CommandContext) -> CommandResult:
     c.args.done()
     r = c.replayer
-    w = await c.session.measure(c.agent.id)
+    w = await c.services.measure(c.agent.id)
     kind = "exact" if w.exact else "estimated"
     inside = len(r.ctx) - len(r.summaries) - w.start_index
     budget = f"{w.budget:,}" if w.budget else "off (sliding window disabled)"
     start = f"message {w.start}" if w.start is not None else "empty"
     lines = [
         f"Context: {_k(w.tokens)}/{_k(w.limit)} tokens ({w.percent:.0f}%), {w.state}; "
-        f"counts {kind} for {c.session.model_of(c.agent)}",
+        f"counts {kind} for {c.services.model_of(c.agent)}",
         f"  system prompt  {w.system:>9,}" + (f"  (of which {len(r.pins)} pins: {w.pins:,})"
                                                  if r.pins else ""),
         f"  tools          {w.tools:>9,}",

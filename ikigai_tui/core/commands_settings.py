@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from ikigai_tui.core.command_context import Invocation
+from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
 from ikigai_tui.core.request import DEFAULT_SYSTEM_PROMPT
 
 
-async def model(c: Invocation) -> CommandResult:
+async def model(c: CommandContext) -> CommandResult:
     name = c.args.take()
     c.args.done()
     current = c.replayer.model or c.agent.model
     if name is None:
         return CommandResult([f"Model: {current}"])
-    c.session.check_model(name)
+    c.services.check_model(name)
     if name == current:
         return CommandResult([f"Model is already {name}."])
     c.add("model", {"model": name})
@@ -21,7 +21,7 @@ async def model(c: Invocation) -> CommandResult:
     return CommandResult([f"Model set to {name}."])
 
 
-async def system(c: Invocation) -> CommandResult:
+async def system(c: CommandContext) -> CommandResult:
     text = c.args.rest()
     if not text:
         shown = c.replayer.system
@@ -31,7 +31,7 @@ async def system(c: Invocation) -> CommandResult:
     return CommandResult(["System prompt set."])
 
 
-async def pin(c: Invocation) -> CommandResult:
+async def pin(c: CommandContext) -> CommandResult:
     text = c.args.rest()
     if not text:
         raise UsageError("missing TEXT")
@@ -39,7 +39,7 @@ async def pin(c: Invocation) -> CommandResult:
     return CommandResult([f"Pinned #{len(c.replayer.pins) + 1}."])
 
 
-async def unpin(c: Invocation) -> CommandResult:
+async def unpin(c: CommandContext) -> CommandResult:
     token = c.args.require("N")
     c.args.done()
     if not token.isdigit():
@@ -52,7 +52,7 @@ async def unpin(c: Invocation) -> CommandResult:
     return CommandResult([f"Unpinned #{index}."])
 
 
-async def pins(c: Invocation) -> CommandResult:
+async def pins(c: CommandContext) -> CommandResult:
     c.args.done()
     items = c.replayer.pins
     if not items:
@@ -60,7 +60,7 @@ async def pins(c: Invocation) -> CommandResult:
     return CommandResult([f"{i}. {text}" for i, text in enumerate(items, 1)])
 
 
-async def help_(c: Invocation) -> CommandResult:
+async def help_(c: CommandContext) -> CommandResult:
     from ikigai_tui.core.command_table import REGISTRY
 
     name = c.args.take()
@@ -78,6 +78,6 @@ async def help_(c: Invocation) -> CommandResult:
     return CommandResult([f"{s.usage.ljust(width)}  {s.summary}" for s in REGISTRY])
 
 
-async def exit_(c: Invocation) -> CommandResult:
+async def exit_(c: CommandContext) -> CommandResult:
     c.args.done()
     return CommandResult([], exit=True)

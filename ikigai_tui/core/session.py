@@ -17,11 +17,13 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
-from ikigai_tui.core.command_context import Invocation
+from ikigai_tui.core.command_bus import CommandBus, Pending
+from ikigai_tui.core.command_context import CommandServices
 from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
-from ikigai_tui.core.commands import ArgReader, CommandError, CommandResult, UsageError
+from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice
+from ikigai_tui.core.proposals import Reviewer, Verdict
 from ikigai_tui.core.provider import Limits, ProviderError, ProviderFactory
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
 from ikigai_tui.core.store import Store, StoreError
@@ -54,6 +56,9 @@ class Session:
         # What each child inherited at its fork: fixed forever once the fork is written.
         self._bases: dict[str, Snapshot] = {}
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
+        self.commands = CommandBus(REGISTRY, READ_ONLY, services=self._services,
+                                   replayer=self.replayer, commit=self._commit_command,
+                                   dead_error=self._dead_error)
         store.add_commit_hook(self._on_commit)
 
     # -- opening ---------------------------------------------------------------
@@ -92,12 +97,6 @@ class Session:
     def new_id(self) -> str:
         """A new agent id (replaceable, so snapshot tests get the same ids every run)."""
         return uuid.uuid4().hex
-
-    async def record(self, agent_id: str, text: str, lines: list[str]) -> None:
-        """Write only a command record (a preview cancelled in the TUI, say)."""
-        batch = WriteBatch()
-        batch.add(agent_id, "command", {"text": text, "source": "human", "output": lines})
-        await self.commit(batch)
 
     async def close(self) -> None:
         await self.cancel_turns([a.id for a in self.tree if a.task is not None])
@@ -272,40 +271,33 @@ class Session:
 
     # -- input -----------------------------------------------------------------
 
-    async def command(self, agent_id: str, text: str, source: str = "human") -> CommandResult:
-        """Run a slash command. Raises CommandError; on error nothing is written."""
-        parsed = REGISTRY.parse(text)
-        spec = parsed.spec
-        if source == "llm" and not spec.llm:
-            raise CommandError(f"/{spec.name} is for the human only")
-        agent = self.tree[agent_id]
-        if agent.dead and spec.name not in READ_ONLY:
-            raise self._dead_error(agent_id)
-        replayer = await self.replayer(agent_id)
-        inv = Invocation(self, agent, replayer, source, spec, ArgReader(parsed.args))
-        record = {"text": parsed.text, "source": source}
-        inv.add("command", record)
+    async def command(self, agent_id: str, text: str, source: str = "human",
+                      review: Reviewer | None = None) -> CommandResult:
+        """Run a slash command. Raises CommandError; on error nothing is written. A command
+        that proposes (/forget, /remember) is answered by `review` (default: accept all)."""
+        return await self.commands.run(agent_id, text, source, review)
+
+    async def propose(self, agent_id: str, text: str, source: str = "human") -> CommandResult | Pending:
+        """Run a command up to its review: its result, or a Pending proposal for `answer`."""
+        return await self.commands.propose(agent_id, text, source)
+
+    async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult:
+        """Apply exactly what the reviewer accepted, or write only the command record."""
+        return await self.commands.answer(pending, verdict)
+
+    def _services(self) -> CommandServices:
+        return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
+                               self.model_of, self.measure, self.meter, self.start_if_pending,
+                               self.cancel_turns)
+
+    async def _commit_command(self, batch: WriteBatch) -> None:
         try:
-            result = await spec.handler(inv)
-        except UsageError as exc:
-            raise CommandError(f"{exc}. Usage: {spec.usage}") from exc
-        if agent.dead and len(inv.batch.events) > 1:  # e.g. /model NAME on a dead agent
-            raise self._dead_error(agent_id)
-        if agent.in_turn and (spec.deferred or (spec.name == "check-mail" and source != "llm")):
-            # Never change a context mid-turn: no request may hold half a tool exchange.
-            agent.deferred.append((parsed.text, source))
-            return CommandResult([f"Accepted; applied when this turn ends: {' '.join(result.lines)}"])
-        record["output"] = result.lines
-        try:
-            await self.commit(inv.batch)
+            await self.commit(batch)
         except sqlite3.IntegrityError as exc:
             # Another process wrote first (an agent of the same name, say): nothing of
             # this command was written; learn what it created, and say so in one line.
             await self._add_new_agents()
-            raise CommandError(_conflict(inv.batch, exc)) from None
-        for callback in inv.after_commit:
-            callback()
-        return result
+            raise CommandError(_conflict(batch, exc)) from None
 
     async def _add_new_agents(self) -> None:
         for rec in await self.store.agents():
@@ -354,16 +346,16 @@ class Session:
         return self.start_turn(agent_id)
 
     async def finish_turn(self, agent: AgentRuntime) -> None:
-        """Apply what the LLM deferred to the end of the turn, then go idle."""
-        agent.in_turn = False
-        deferred, agent.deferred = agent.deferred, []
-        for text, source in deferred:
-            try:
-                await self.command(agent.id, text, source=source)
-            except (CommandError, StoreError) as exc:  # StoreError: a full disk, say
-                from ikigai_tui.core.notices import ErrorNotice
+        """Commit the writes deferred to the end of the turn (exactly as resolved when
+        they were accepted), then go idle."""
+        from ikigai_tui.core.notices import ErrorNotice
 
-                self.notify(ErrorNotice(agent.id, f"deferred {text}: {exc}"))
+        agent.in_turn = False
+
+        def failed(text: str, exc: Exception) -> None:
+            self.notify(ErrorNotice(agent.id, f"deferred {text}: {exc}"))
+
+        await self.commands.flush_deferred(agent.id, failed, (CommandError, StoreError))
         if not agent.dead:
             agent.status = "idle"
         self.notify(AgentChanged(agent.id))

@@ -1,11 +1,13 @@
-"""What Enter does: a message to the agent, a command, or a command with a preview."""
+"""What Enter does: a message to the agent, or a command; a command that proposes a
+change (/forget, /remember) opens the preview, driven by the proposal the core returns."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.commands import CommandError, UsageError, parse_id_list
-from ikigai_tui.core.events import message_text
+from ikigai_tui.core.command_bus import Pending
+from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.proposals import REFUSE, FilterProposal, Verdict
 from ikigai_tui.core.session import Session
 
 if TYPE_CHECKING:
@@ -19,63 +21,41 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
             await session.say(agent_id, text)
             return
         words = stripped[1:].split()
-        name = words[0] if words else ""
         if stripped == "/help":
             app.action_help()
-        elif name == "exit" and len(words) == 1:
+        elif words == ["exit"]:
             app.exit()
-        elif name in ("forget", "remember") and len(words) > 1 and words[1].startswith("--ids"):
-            await _preview(app, session, agent_id, stripped, name, words[1:])
         else:
-            await session.command(agent_id, stripped)  # its output arrives as a logged event
+            # Its output arrives as a logged event; a proposal waits for the preview.
+            outcome = await session.propose(agent_id, stripped)
+            if isinstance(outcome, Pending):
+                _review(app, session, outcome)
     except CommandError as exc:
         app.note("error", f"Error: {exc}")
 
 
-async def _preview(app: IkigaiApp, session: Session, agent_id: str, text: str, name: str,
-                   args: list[str]) -> None:
-    """/forget and /remember with ids: show what would change, apply only on confirmation."""
+def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
+    """Show what would change; write only what the user confirms (or only the record)."""
     from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
-    listed = args[0][len("--ids="):] if args[0].startswith("--ids=") else " ".join(args[1:])
-    try:
-        ids = parse_id_list(listed)
-    except UsageError as exc:
-        raise CommandError(f"{exc}. Usage: /{name} --ids LIST") from exc
-    replayer = await session.replayer(agent_id)
-    missing = [i for i in ids if i not in replayer.ctx]
-    if missing or not ids:
-        raise CommandError(f"not in this agent's context: {', '.join(map(str, missing[:10]))}")
-    window = await session.measure(agent_id)
-    meter = session.meter(session.tree[agent_id])
-    chosen = replayer.with_partners(set(ids))
-    if name == "forget":
-        keys = [k for k in replayer.ctx if k in chosen]
-        mode = "remove"
-    else:
-        keys = list(replayer.ctx)
-        chosen = set(ids) | {k for k in replayer.with_partners(set(ids))}
-        mode = "keep"
-    items = []
-    for key in keys:
-        _seq, kind, payload = replayer.ctx[key]
-        tokens = meter.counter.scale(meter.counter.message(kind, payload))
-        first = message_text(kind, payload).strip().splitlines()[0] if message_text(kind, payload).strip() else ""
-        items.append(PreviewItem(key, kind, first, tokens, key in chosen))
-    verb = "Forget" if name == "forget" else "Remember only"
-    screen = PreviewScreen(f"{verb}: review the messages", items, window.tokens, mode=mode,
+
+    proposal = pending.proposal
+    if not isinstance(proposal, FilterProposal):  # no other kind yet: refuse, say why
+        app.run_worker(_answer(app, session, pending, REFUSE), group="preview")
+        return
+    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen) for i in proposal.items]
+    screen = PreviewScreen(proposal.title, items, proposal.tokens_before,
+                           mode="remove" if proposal.mode == "forget" else "keep",
                            note="A tool call and its result always go together.")
 
     def done(result: list[int] | None) -> None:
-        async def apply() -> None:
-            try:
-                if result is None:
-                    await session.record(agent_id, text, ["Cancelled."])
-                else:
-                    listed = ",".join(map(str, result))
-                    await session.command(agent_id, f"/{name} --ids {listed}")
-            except CommandError as exc:
-                app.note("error", f"Error: {exc}")
-
-        app.run_worker(apply(), group="preview")
+        verdict = REFUSE if result is None else Verdict.accept(result)
+        app.run_worker(_answer(app, session, pending, verdict), group="preview")
 
     app.push_screen(screen, done)
+
+
+async def _answer(app: IkigaiApp, session: Session, pending: Pending, verdict: Verdict) -> None:
+    try:
+        await session.answer(pending, verdict)
+    except CommandError as exc:
+        app.note("error", f"Error: {exc}")

@@ -223,6 +223,28 @@ async def test_forget_preview_cancels_on_escape(bench):
         assert any("Cancelled." in line for line in all_lines(app.panes.active.scrollback))
 
 
+async def test_forget_preview_applies_exactly_the_ticked_subset(bench):
+    """The modal is driven by the core's proposal: unticking a message leaves it in the
+    context, and the filter written carries exactly the ticked ids."""
+    app = await _open_forget_preview(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        before = list((await app.session.replayer(root)).ctx)
+        await type_text(pilot, "/forget --ids 4,5")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert isinstance(app.screen, PreviewScreen)
+        await pilot.press("space")  # untick the first item (#4)
+        await idle(pilot)
+        await pilot.press("enter")
+        await idle(pilot)
+        assert not isinstance(app.screen, PreviewScreen)
+        filters = await _events(app, root, "filter")
+        assert [(e.payload["mode"], e.payload["ids"]) for e in filters] == [("forget", [5])]
+        assert list((await app.session.replayer(root)).ctx) == [i for i in before if i != 5]
+
+
 # ---- interrupting a reply ----------------------------------------------------------------
 
 

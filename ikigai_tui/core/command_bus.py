@@ -1,0 +1,147 @@
+"""The command bus: parse -> validate -> handler -> (review) -> commit or defer.
+
+Handlers get a `CommandContext`, never the session. A handler either fills the batch
+and returns a `CommandResult`, or returns a `Proposal` that a reviewer answers before
+anything is written. Nothing a command does happens before its batch is committed: the
+effects that follow a write (start a child's turn, cancel a killed agent's turn) run
+after it, and not at all when the commit fails.
+
+An agent in the middle of a turn must not see its context change (no request may hold
+half a tool exchange), so a context-changing command then is resolved at once (parsed,
+validated, reviewed) and its batch kept: the turn's end commits exactly that batch,
+never re-running the command against a context that has moved on.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ikigai_tui.core.command_context import CommandContext, CommandServices
+from ikigai_tui.core.commands import (
+    ArgReader, CommandError, CommandResult, CommandSpec, Registry, UsageError,
+)
+from ikigai_tui.core.events import WriteBatch
+from ikigai_tui.core.proposals import Proposal, Reviewer, Verdict, accept_all
+from ikigai_tui.core.replay import Replayer
+
+DEFERRED_PREFIX = "Accepted; applied when this turn ends: "
+
+
+@dataclass
+class Pending:
+    """A command whose proposal awaits its reviewer's verdict; nothing written yet."""
+
+    proposal: Proposal
+    context: CommandContext
+    text: str
+
+
+@dataclass
+class Deferred:
+    """A resolved write waiting for the end of its agent's turn."""
+
+    text: str
+    batch: WriteBatch
+    after_commit: list[Callable[[], Any]] = field(default_factory=list)
+
+
+class CommandBus:
+    def __init__(self, registry: Registry, read_only: frozenset[str], *,
+                 services: Callable[[], CommandServices],
+                 replayer: Callable[[str], Awaitable[Replayer]],
+                 commit: Callable[[WriteBatch], Awaitable[Any]],
+                 dead_error: Callable[[str], CommandError]) -> None:
+        self.registry = registry
+        self.read_only = read_only
+        self._services = services
+        self._replayer = replayer
+        self._commit = commit
+        self._dead_error = dead_error
+        self.deferred: dict[str, list[Deferred]] = {}
+
+    async def propose(self, agent_id: str, text: str, source: str = "human") -> CommandResult | Pending:
+        """Run the command up to its review: a result (already committed or deferred),
+        or a Pending proposal for `answer`."""
+        parsed = self.registry.parse(text)
+        spec = parsed.spec
+        if source == "llm" and not spec.llm:
+            raise CommandError(f"/{spec.name} is for the human only")
+        services = self._services()
+        agent = services.tree[agent_id]
+        if agent.dead and spec.name not in self.read_only:
+            raise self._dead_error(agent_id)
+        replayer = await self._replayer(agent_id)
+        c = CommandContext(agent, replayer, source, spec, ArgReader(parsed.args), services,
+                           pending_undos=self._pending_undos(agent_id))
+        c.add("command", {"text": parsed.text, "source": source})
+        try:
+            outcome = await spec.handler(c)
+        except UsageError as exc:
+            raise CommandError(f"{exc}. Usage: {spec.usage}") from exc
+        if isinstance(outcome, Proposal):
+            if outcome.dry_run:
+                return await self._finish(c, parsed.text, CommandResult(outcome.preview_lines()),
+                                          defer=False)
+            return Pending(outcome, c, parsed.text)
+        return await self._finish(c, parsed.text, outcome)
+
+    async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult:
+        """Write what the reviewer accepted (exactly that), or only the command record."""
+        c = pending.context
+        if c.agent.dead:
+            raise self._dead_error(c.agent.id)
+        if not verdict.accepted:
+            return await self._finish(c, pending.text, CommandResult(["Cancelled."]), defer=False)
+        result = pending.proposal.apply(c, verdict)
+        return await self._finish(c, pending.text, result)
+
+    async def run(self, agent_id: str, text: str, source: str = "human",
+                  review: Reviewer | None = None) -> CommandResult:
+        outcome = await self.propose(agent_id, text, source)
+        if isinstance(outcome, Pending):
+            verdict = await (review or accept_all)(outcome.proposal)
+            return await self.answer(outcome, verdict)
+        return outcome
+
+    async def _finish(self, c: CommandContext, text: str, result: CommandResult,
+                      defer: bool = True) -> CommandResult:
+        agent, spec = c.agent, c.spec
+        if agent.dead and len(c.batch.events) > 1:  # e.g. /model NAME on a dead agent
+            raise self._dead_error(agent.id)
+        c.batch.events[0].payload["output"] = list(result.lines)
+        if defer and agent.in_turn and (spec.deferred or (spec.name == "check-mail" and c.source != "llm")):
+            # Never change a context mid-turn: no request may hold half a tool exchange.
+            self.deferred.setdefault(agent.id, []).append(Deferred(text, c.batch, c.after_commit))
+            return CommandResult([DEFERRED_PREFIX + " ".join(result.lines)])
+        await self._commit(c.batch)
+        await _run_effects(c.after_commit)
+        return result
+
+    async def flush_deferred(self, agent_id: str, on_error: Callable[[str, Exception], None],
+                             errors: tuple[type[Exception], ...] = (CommandError,)) -> None:
+        """Commit the writes held for the end of this agent's turn, in order; a write that
+        fails with one of `errors` (a full disk, say) is reported, and the others go on."""
+        for item in self.deferred.pop(agent_id, []):
+            try:
+                if self._services().tree[agent_id].dead:
+                    raise self._dead_error(agent_id)
+                await self._commit(item.batch)
+                await _run_effects(item.after_commit)
+            except errors as exc:
+                on_error(item.text, exc)
+
+    def _pending_undos(self, agent_id: str) -> frozenset[int]:
+        return frozenset(e.payload["target"] for d in self.deferred.get(agent_id, ())
+                         for e in d.batch.events if e.kind == "undo")
+
+
+async def _run_effects(effects: list[Callable[[], Any]]) -> None:
+    """Run each effect; await the coroutines (a task an effect starts, say a child's
+    turn, runs on its own)."""
+    for effect in effects:
+        outcome = effect()
+        if inspect.iscoroutine(outcome):
+            await outcome

@@ -1,0 +1,169 @@
+"""Proposals: what a command would change, answered by a reviewer before anything is written.
+
+A handler that needs review (/forget, /remember; later /compact and criteria matches)
+returns a `Proposal` instead of adding events. The command bus hands it to a reviewer,
+which answers with a `Verdict`: accept everything, accept a subset of the items, or
+refuse. Only then is anything written: the accepted set exactly (`Proposal.apply`), or,
+on refusal, only the command record.
+
+Reviewers today: the TUI's preview modal, headless `run` (prints the preview, applies),
+scripts and tests (`accept_all`). The hook for the LLM is the same `Reviewer` type: a
+tool such as `filter_context` would run the command with a reviewer that returns the
+LLM's own verdict (`Verdict.accept(ids)`), through `Session.command(..., review=...)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.events import message_text
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.command_context import CommandContext
+    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.window import ContextMeter
+
+PREVIEW_ROWS = 50  # rows of a printed preview; the rest is summed up in one line
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A reviewer's answer: `ids` None accepts the proposal as made."""
+
+    accepted: bool
+    ids: tuple[int, ...] | None = None
+
+    @classmethod
+    def accept(cls, ids: list[int] | tuple[int, ...] | None = None) -> Verdict:
+        return cls(True, None if ids is None else tuple(sorted(set(ids))))
+
+
+ACCEPT_ALL = Verdict(True)
+REFUSE = Verdict(False)
+
+
+@dataclass(frozen=True)
+class ProposalItem:
+    """One message a proposal offers: `chosen` says whether the proposal picks it."""
+
+    id: int
+    role: str
+    first_line: str
+    tokens: int
+    chosen: bool = True
+
+
+class Proposal:
+    """Base of every proposal. `dry_run`: show it, write only the command record."""
+
+    dry_run: bool = False
+
+    def preview_lines(self) -> list[str]:
+        raise NotImplementedError
+
+    def apply(self, c: CommandContext, verdict: Verdict) -> CommandResult:
+        """Add the accepted change to c.batch; return what to say."""
+        raise NotImplementedError
+
+
+Reviewer = Callable[[Proposal], Awaitable[Verdict]]
+
+
+async def accept_all(_proposal: Proposal) -> Verdict:
+    return ACCEPT_ALL
+
+
+def _first_line(kind: str, payload: dict) -> str:
+    for line in message_text(kind, payload).splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class FilterProposal(Proposal):
+    """/forget (mode forget: the chosen items leave the context) or /remember (mode
+    remember: only the chosen items stay). Items are the messages offered: for forget
+    the ones asked for with their tool-call partners, for remember the whole context."""
+
+    mode: str
+    ids: tuple[int, ...]  # as asked
+    items: tuple[ProposalItem, ...]
+    tokens_before: int
+    dry_run: bool = False
+
+    @classmethod
+    def build(cls, mode: str, ids: list[int], replayer: Replayer, meter: ContextMeter,
+              tokens_before: int, *, dry_run: bool = False) -> FilterProposal:
+        partners = replayer.with_partners(set(ids))
+        if mode == "forget":
+            keys = [k for k in replayer.ctx if k in partners]
+        else:
+            keys = list(replayer.ctx)
+        chosen = set(ids) | partners
+        counter = meter.counter
+        items = []
+        for key in keys:
+            _seq, kind, payload = replayer.ctx[key]
+            tokens = counter.scale(counter.message(kind, payload))
+            items.append(ProposalItem(key, kind, _first_line(kind, payload), tokens, key in chosen))
+        return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run)
+
+    @property
+    def title(self) -> str:
+        return ("Forget" if self.mode == "forget" else "Remember only") + ": review the messages"
+
+    def chosen(self, verdict: Verdict = ACCEPT_ALL) -> list[int]:
+        """The ids the filter event carries under this verdict: as asked, or as reviewed."""
+        if verdict.ids is None:
+            return list(self.ids)
+        offered = {i.id for i in self.items}
+        stray = [i for i in verdict.ids if i not in offered]
+        if stray:
+            raise CommandError(f"not offered by this preview: {', '.join(map(str, stray[:10]))}")
+        return list(verdict.ids)
+
+    def removed(self, verdict: Verdict = ACCEPT_ALL) -> list[ProposalItem]:
+        """The offered messages that would leave the context."""
+        if verdict.ids is None:
+            picked = {i.id for i in self.items if i.chosen}
+        else:
+            picked = set(self.chosen(verdict))
+        if self.mode == "forget":
+            return [i for i in self.items if i.id in picked]
+        return [i for i in self.items if i.id not in picked]
+
+    def tokens_after(self, verdict: Verdict = ACCEPT_ALL) -> int:
+        return max(0, self.tokens_before - sum(i.tokens for i in self.removed(verdict)))
+
+    def preview_lines(self) -> list[str]:
+        removed = self.removed()
+        verb = "Would forget" if self.mode == "forget" else "Would keep only the others, forgetting"
+        lines = [f"{verb} {_plural(len(removed), 'message')}: context "
+                 f"{self.tokens_before:,} -> {self.tokens_after():,} tokens"]
+        for item in removed[:PREVIEW_ROWS]:
+            lines.append(f"  #{item.id}  {item.role}  {item.tokens:,}  {item.first_line[:120]}")
+        if len(removed) > PREVIEW_ROWS:
+            lines.append(f"  ... and {len(removed) - PREVIEW_ROWS} more")
+        return lines
+
+    def apply(self, c: CommandContext, verdict: Verdict) -> CommandResult:
+        chosen = self.chosen(verdict)
+        r = c.replayer
+        c.add("filter", {"mode": self.mode, "ids": chosen})
+        if self.mode == "forget":
+            removed = r.with_partners({i for i in chosen if i in r.ctx})
+            extra = len(removed) - len([i for i in chosen if i in r.ctx])
+            note = f" (with {_plural(extra, 'tool-call partner')})" if extra else ""
+            return CommandResult([f"Forgot {_plural(len(removed), 'message')}{note}."])
+        keep = set(chosen)
+        removed = r.with_partners({i for i in r.ctx if i not in keep})
+        kept = len(r.ctx) - len(removed)
+        return CommandResult([f"Kept {_plural(kept, 'message')}; forgot {len(removed)}."])
