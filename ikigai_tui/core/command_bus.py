@@ -19,11 +19,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ikigai_tui.core.command_context import CommandContext, CommandServices
+from ikigai_tui.core.command_context import CommandContext, CommandServices, PendingOp, PendingRef
 from ikigai_tui.core.commands import (
     ArgReader, CommandError, CommandResult, CommandSpec, Registry, UsageError,
 )
-from ikigai_tui.core.events import WriteBatch
+from ikigai_tui.core.events import UNDOABLE_KINDS, NewEvent, WriteBatch
 from ikigai_tui.core.proposals import Proposal, Reviewer, Verdict, accept_all
 from ikigai_tui.core.replay import Replayer
 
@@ -43,6 +43,7 @@ class Pending:
 class Deferred:
     """A resolved write waiting for the end of its agent's turn."""
 
+    serial: int
     text: str
     batch: WriteBatch
     after_commit: list[Callable[[], Any]] = field(default_factory=list)
@@ -61,6 +62,7 @@ class CommandBus:
         self._commit = commit
         self._dead_error = dead_error
         self.deferred: dict[str, list[Deferred]] = {}
+        self._serial = 0
 
     async def propose(self, agent_id: str, text: str, source: str = "human") -> CommandResult | Pending:
         """Run the command up to its review: a result (already committed or deferred),
@@ -74,8 +76,9 @@ class CommandBus:
         if agent.dead and spec.name not in self.read_only:
             raise self._dead_error(agent_id)
         replayer = await self._replayer(agent_id)
+        queued = self.deferred.get(agent_id, ())
         c = CommandContext(agent, replayer, source, spec, ArgReader(parsed.args), services,
-                           pending_undos=self._pending_undos(agent_id))
+                           pending_ops=_pending_ops(queued), pending_undos=_pending_undos(queued))
         c.add("command", {"text": parsed.text, "source": source})
         try:
             outcome = await spec.handler(c)
@@ -114,7 +117,9 @@ class CommandBus:
         c.batch.events[0].payload["output"] = list(result.lines)
         if defer and agent.in_turn and (spec.deferred or (spec.name == "check-mail" and c.source != "llm")):
             # Never change a context mid-turn: no request may hold half a tool exchange.
-            self.deferred.setdefault(agent.id, []).append(Deferred(text, c.batch, c.after_commit))
+            self._serial += 1
+            self.deferred.setdefault(agent.id, []).append(
+                Deferred(self._serial, text, c.batch, c.after_commit))
             return CommandResult([DEFERRED_PREFIX + " ".join(result.lines)])
         await self._commit(c.batch)
         await _run_effects(c.after_commit)
@@ -124,18 +129,37 @@ class CommandBus:
                              errors: tuple[type[Exception], ...] = (CommandError,)) -> None:
         """Commit the writes held for the end of this agent's turn, in order; a write that
         fails with one of `errors` (a full disk, say) is reported, and the others go on."""
+        committed: dict[int, list[int]] = {}  # serial -> the ids its events got
         for item in self.deferred.pop(agent_id, []):
             try:
                 if self._services().tree[agent_id].dead:
                     raise self._dead_error(agent_id)
-                await self._commit(item.batch)
+                _resolve_refs(item.batch, committed)
+                events = await self._commit(item.batch)
+                committed[item.serial] = [e.id for e in events or ()]
                 await _run_effects(item.after_commit)
             except errors as exc:
                 on_error(item.text, exc)
 
-    def _pending_undos(self, agent_id: str) -> frozenset[int]:
-        return frozenset(e.payload["target"] for d in self.deferred.get(agent_id, ())
-                         for e in d.batch.events if e.kind == "undo")
+
+def _pending_ops(queued) -> tuple[PendingOp, ...]:
+    return tuple(PendingOp(PendingRef(d.serial, i), e.kind, e.payload)
+                 for d in queued for i, e in enumerate(d.batch.events) if e.kind in UNDOABLE_KINDS)
+
+
+def _pending_undos(queued) -> frozenset:
+    return frozenset(e.payload["target"] for d in queued for e in d.batch.events if e.kind == "undo")
+
+
+def _resolve_refs(batch: WriteBatch, committed: dict[int, list[int]]) -> None:
+    """Give an undo of a deferred write the id that write's event got."""
+    for n, event in enumerate(batch.events):
+        target = event.payload.get("target") if event.kind == "undo" else None
+        if isinstance(target, PendingRef):
+            ids = committed.get(target.serial)
+            if ids is None or target.index >= len(ids):
+                raise CommandError("the change it undoes was not saved")
+            batch.events[n] = NewEvent(event.agent_id, event.kind, {**event.payload, "target": ids[target.index]})
 
 
 async def _run_effects(effects: list[Callable[[], Any]]) -> None:

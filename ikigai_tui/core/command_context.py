@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.commands import ArgReader, CommandError, CommandSpec
@@ -19,6 +19,21 @@ from ikigai_tui.core.replay import Mark, Replayer
 
 if TYPE_CHECKING:
     from ikigai_tui.core.window import ContextMeter, Window
+
+
+class PendingRef(NamedTuple):
+    """An event of a write deferred to the end of a turn, not committed yet: item
+    `serial` of the queue, event `index` of its batch. Resolved to the event's id when
+    that write is committed (an /undo of a /clear that waits for the same turn's end)."""
+
+    serial: int
+    index: int
+
+
+class PendingOp(NamedTuple):
+    ref: PendingRef
+    kind: str
+    payload: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -47,8 +62,10 @@ class CommandContext:
     batch: WriteBatch = field(default_factory=WriteBatch)
     # Run in order once the batch is committed; a callback may return an awaitable.
     after_commit: list[Callable[[], Any]] = field(default_factory=list)
-    # Undo targets already claimed by this agent's writes waiting for its turn to end.
-    pending_undos: frozenset[int] = frozenset()
+    # This agent's writes waiting for its turn to end: the undoable events among them
+    # (oldest first), and the undo targets they already claim.
+    pending_ops: tuple[PendingOp, ...] = ()
+    pending_undos: frozenset[int | PendingRef] = frozenset()
 
     def add(self, kind: str, payload: dict[str, Any], agent_id: str | None = None) -> int:
         return self.batch.add(agent_id or self.agent.id, kind, payload)

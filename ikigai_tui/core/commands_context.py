@@ -115,17 +115,22 @@ _OP_NAMES = {"clear": "/clear", "rewind": "/rewind", "filter": "filter", "compac
 async def undo(c: CommandContext) -> CommandResult:
     c.args.done()
     r = c.replayer
-    # Past the targets that undos waiting for this turn's end already claim.
-    target = next((op for op in reversed(r.ops)
-                   if op not in r.undone and op not in c.pending_undos), None)
+    claimed = c.pending_undos  # targets of undos waiting for this turn's end
+    # The latest change not yet undone: one waiting for this turn's end first.
+    pending = next((op for op in reversed(c.pending_ops) if op.ref not in claimed), None)
+    if pending is not None:
+        c.add("undo", {"target": pending.ref})
+        return CommandResult([f"Undid {_op_name(pending.kind, pending.payload)} (not applied yet)."])
+    target = next((op for op in reversed(r.ops) if op not in r.undone and op not in claimed), None)
     if target is None:
         raise CommandError("nothing to undo: no clear, rewind, filter or compact left to reverse")
     kind, payload = next((k, p) for i, k, p in reversed(r.history) if i == target)
-    what = _OP_NAMES[kind]
-    if kind == "filter":
-        what = f"/{payload['mode']}"
     c.add("undo", {"target": target})
-    return CommandResult([f"Undid {what} (event {target})."])
+    return CommandResult([f"Undid {_op_name(kind, payload)} (event {target})."])
+
+
+def _op_name(kind: str, payload: dict) -> str:
+    return f"/{payload['mode']}" if kind == "filter" else _OP_NAMES[kind]
 
 
 def _k(tokens: int) -> str:

@@ -156,6 +156,9 @@ class FilterProposal(Proposal):
 
     def apply(self, c: CommandContext, verdict: Verdict) -> CommandResult:
         chosen = self.chosen(verdict)
+        if verdict.ids is not None and not self.removed(verdict):
+            # A reviewer that unticks everything meant no change (the modal refuses it).
+            raise CommandError("the reviewed selection removes nothing; nothing was written")
         r = c.replayer
         c.add("filter", {"mode": self.mode, "ids": chosen})
         if self.mode == "forget":

@@ -290,9 +290,9 @@ class Session:
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns)
 
-    async def _commit_command(self, batch: WriteBatch) -> None:
+    async def _commit_command(self, batch: WriteBatch) -> list[Event]:
         try:
-            await self.commit(batch)
+            return await self.commit(batch)
         except sqlite3.IntegrityError as exc:
             # Another process wrote first (an agent of the same name, say): nothing of
             # this command was written; learn what it created, and say so in one line.

@@ -89,6 +89,15 @@ async def test_a_verdict_naming_messages_not_offered_writes_nothing(session):
     with pytest.raises(CommandError, match="not offered"):
         await session.answer(pending, Verdict.accept([before[0], before[1]]))
     assert await session.store.count_events() == count
+    with pytest.raises(CommandError, match="removes nothing"):
+        await session.answer(pending, Verdict.accept([]))
+    remember = await session.propose(root, f"/remember --ids {before[0]}")
+    with pytest.raises(CommandError, match="removes nothing"):
+        await session.answer(remember, Verdict.accept(before))
+    assert await session.store.count_events() == count
+    # as proposed, /remember of every message is allowed (it changes nothing, as before)
+    out = await session.command(root, "/remember --ids " + ",".join(map(str, before)))
+    assert out.lines == [f"Kept {len(before)} messages; forgot 0."]
 
 
 async def test_dry_run_only_shows_the_preview(session):
@@ -230,3 +239,24 @@ def test_run_prints_the_preview_then_applies(ikigai, tmp_path):
     log = ikigai("--db", str(db), "log", "--json")
     assert log.returncode == 0, log.stderr
     assert log.stdout.count('"filter"') == 1
+
+
+async def test_undo_mid_turn_takes_back_a_change_waiting_for_the_same_turn(slower):
+    """/clear then /undo while the agent works: the undo reverses that very /clear (as
+    re-running the commands at the turn's end did), not an older change."""
+    session = slower
+    root, before = await _three_turns(session)
+    await session.command(root, f"/forget --ids {before[0]}")
+    task = await session.say(root, "go on")
+    assert session.tree[root].in_turn
+    await session.command(root, "/clear")
+    out = await session.command(root, "/undo")
+    assert out.lines == ["Accepted; applied when this turn ends: Undid /clear (not applied yet)."]
+    out = await session.command(root, "/undo")  # the next one walks further back
+    assert out.lines[0].endswith("Undid /forget (event %d)." % (await _events(session, root, "filter"))[0].id)
+    assert await task
+    [clear] = await _events(session, root, "clear")
+    [filt] = await _events(session, root, "filter")
+    assert [e.payload["target"] for e in await _events(session, root, "undo")] == [clear.id, filt.id]
+    now = await ids(session, root)
+    assert set(before) <= set(now)
