@@ -37,6 +37,7 @@ class Pending:
     proposal: Proposal
     context: CommandContext
     text: str
+    answered: bool = False
 
 
 @dataclass
@@ -94,6 +95,9 @@ class CommandBus:
     async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult:
         """Write what the reviewer accepted (exactly that), or only the command record."""
         c = pending.context
+        if pending.answered:
+            raise CommandError("this proposal was already answered")
+        pending.answered = True
         if c.agent.dead:
             raise self._dead_error(c.agent.id)
         if not verdict.accepted:

@@ -75,6 +75,8 @@ async def test_refused_proposal_writes_only_the_command_record(session):
     count = await session.store.count_events()
     out = await session.answer(pending, REFUSE)
     assert out.lines == ["Cancelled."]
+    with pytest.raises(CommandError, match="already answered"):
+        await session.answer(pending, REFUSE)
     assert await session.store.count_events() == count + 1
     assert await _events(session, root, "filter") == []
     record = (await _events(session, root, "command"))[-1].payload
@@ -89,6 +91,9 @@ async def test_a_verdict_naming_messages_not_offered_writes_nothing(session):
     with pytest.raises(CommandError, match="not offered"):
         await session.answer(pending, Verdict.accept([before[0], before[1]]))
     assert await session.store.count_events() == count
+    with pytest.raises(CommandError, match="already answered"):  # a failed answer ends it
+        await session.answer(pending, ACCEPT_ALL)
+    pending = await session.propose(root, f"/forget --ids {before[0]}")
     with pytest.raises(CommandError, match="removes nothing"):
         await session.answer(pending, Verdict.accept([]))
     remember = await session.propose(root, f"/remember --ids {before[0]}")
