@@ -34,8 +34,9 @@ def _time(ts: float) -> str:
 
 async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
     r = await session.replayer(agent.id)
-    window = await session.measure(agent.id)
-    in_window = set(session.meter(agent).window_ids())
+    plan = await session.plan(agent.id)
+    window = plan.window
+    in_window = set(plan.window_ids)
     messages = []
     for mid, kind, payload in r.messages():
         item: dict[str, Any] = {"id": mid, "role": kind, "content": message_text(kind, payload),

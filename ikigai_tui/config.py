@@ -12,8 +12,9 @@ from typing import Any
 
 import platformdirs
 
+from ikigai_tui.core.limits import DEFAULT_BUDGET
+
 APP = "ikigai"
-DEFAULT_BUDGET = 100_000
 
 
 class ConfigError(Exception):

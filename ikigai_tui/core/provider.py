@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple, Protocol
 
+from ikigai_tui.core.limits import Limits
+
 
 class Request(NamedTuple):
     model: str
@@ -51,12 +53,6 @@ class Provider(Protocol):
     offline: bool
 
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
-
-
-class Limits(NamedTuple):
-    input: int  # the model's input limit in tokens
-    reserve: int  # room kept for the reply
-    known: bool  # False: an assumed size for a model no map lists
 
 
 class ProviderFactory(Protocol):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ikigai_tui.core.replay import Replayer
+if TYPE_CHECKING:
+    from ikigai_tui.core.replay import Replayer
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant working inside ikigai, a terminal workbench."
 OMITTED = "(The earlier part of this conversation is not shown.)"
+SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 
 
 def system_text(replayer: Replayer, default: str = DEFAULT_SYSTEM_PROMPT) -> str:
@@ -17,6 +19,33 @@ def system_text(replayer: Replayer, default: str = DEFAULT_SYSTEM_PROMPT) -> str
         pins = "\n".join(f"{i}. {p}" for i, p in enumerate(replayer.pins, 1))
         text += f"\n\nPinned notes (always apply):\n{pins}"
     return text
+
+
+def entry_message(kind: str, payload: dict) -> dict[str, Any]:
+    """One context entry as the provider receives it (OpenAI chat format). The one
+    serialisation: the request is made of these, and token counts are of these."""
+    if kind == "tool_call":
+        return {"role": "assistant", "content": None, "tool_calls": [{
+            "id": payload.get("call_id"), "type": "function",
+            "function": {"name": str(payload.get("name") or ""),
+                         "arguments": str(payload.get("arguments") or "{}")},
+        }]}
+    if kind == "tool_result":
+        return {"role": "tool", "tool_call_id": payload.get("call_id"),
+                "content": str(payload.get("content") or "")}
+    if kind == "summary":
+        return {"role": "user", "content": SUMMARY_PREFIX + str(payload.get("content") or "")}
+    role = "assistant" if kind == "assistant" else "user" if kind == "user" else kind
+    return {"role": role, "content": str(payload.get("content") or "")}
+
+
+def message_texts(message: dict[str, Any]) -> tuple[str, ...]:
+    """The texts of a serialised entry that count as tokens: role, content, each call's
+    name and arguments."""
+    texts = (message["role"], message.get("content") or "")
+    for call in message.get("tool_calls") or ():
+        texts += (call["function"]["name"], call["function"]["arguments"])
+    return texts
 
 
 def build_messages(replayer: Replayer, window: Sequence[int] | None = None) -> list[dict[str, Any]]:
@@ -33,32 +62,23 @@ def build_messages(replayer: Replayer, window: Sequence[int] | None = None) -> l
         ctx = {k: ctx[k] for k in sent}  # a partner outside the window counts as missing
     out: list[dict[str, Any]] = []
     for key, (_, kind, payload) in entries:
-        if kind == "user":
-            out.append({"role": "user", "content": payload["content"]})
-        elif kind == "assistant":
-            if payload.get("content"):
-                out.append({"role": "assistant", "content": payload["content"]})
-        elif kind == "tool_call":
+        if kind == "assistant" and not payload.get("content"):
+            continue
+        if kind == "tool_call":
             if result_of.get(key) not in ctx:
                 continue  # still running, or its result was removed: never send half a pair
-            call = {
-                "id": payload["call_id"],
-                "type": "function",
-                "function": {"name": payload["name"], "arguments": payload.get("arguments") or "{}"},
-            }
+            message = entry_message(kind, payload)
             last = out[-1] if out else None
             if last is not None and last["role"] == "assistant":
-                last.setdefault("tool_calls", []).append(call)
-            else:
-                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+                last.setdefault("tool_calls", []).extend(message["tool_calls"])
+                continue
+            out.append(message)
         elif kind == "tool_result":
             if payload.get("call_event") not in ctx:
                 continue
-            out.append({"role": "tool", "tool_call_id": payload["call_id"],
-                        "content": payload.get("content") or ""})
-        elif kind == "summary":
-            out.append({"role": "user",
-                        "content": f"Summary of the earlier conversation:\n{payload['content']}"})
+            out.append(entry_message(kind, payload))
+        elif kind in ("user", "assistant", "summary"):
+            out.append(entry_message(kind, payload))
     if out and out[0]["role"] != "user":
         out.insert(0, {"role": "user", "content": OMITTED})
     return out

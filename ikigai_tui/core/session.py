@@ -21,17 +21,15 @@ from ikigai_tui.core.command_bus import CommandBus, Pending
 from ikigai_tui.core.command_context import CommandServices
 from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.context import ContextService, Plan
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
+from ikigai_tui.core.limits import DEFAULT_BUDGET
 from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice
 from ikigai_tui.core.proposals import Reviewer, Verdict
-from ikigai_tui.core.provider import Limits, ProviderError, ProviderFactory
+from ikigai_tui.core.provider import ProviderError, ProviderFactory
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
 from ikigai_tui.core.store import Store, StoreError
-from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor
-from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
-
-DEFAULT_BUDGET = 100_000
 
 
 class SessionSettings(NamedTuple):
@@ -228,40 +226,27 @@ class Session:
             return agent.replayer.model
         return agent.model
 
-    def effective_budget(self, agent: AgentRuntime, limits: Limits) -> int:
-        """The configured budget, capped to the model's input limit minus the reply's room;
-        0 keeps the window off."""
-        budget = self.budget_of(agent)
-        if budget <= 0:
-            return 0
-        return max(1, min(budget, limits.input - limits.reserve))
+    @property
+    def contexts(self) -> ContextService:
+        """The context service: request plans, meters, token factors."""
+        service = self.__dict__.get("_contexts")
+        if service is None:
+            service = self.__dict__["_contexts"] = ContextService(self)
+        return service
+
+    async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
+        """What the agent's next request holds: window, tokens, state (and messages)."""
+        return await self.contexts.plan(agent_id, messages=messages)
 
     def meter(self, agent: AgentRuntime) -> ContextMeter:
-        model = self.model_of(agent)
-        if agent.meter is None or agent.meter.counter.model != model:
-            factor = self.factors.get(model, (1.0, 0))[0]
-            agent.meter = ContextMeter(TokenCounter(model, factor))
-        return agent.meter
+        return self.contexts.meter(agent)
 
     async def measure(self, agent_id: str) -> Window:
         """Tokens, budget, window and usage state of the agent's next request."""
-        agent = self.tree[agent_id]
-        replayer = await self.replayer(agent_id)
-        limits = self.providers.limits(self.model_of(agent))
-        return self.meter(agent).measure(replayer, tool_schemas(), self.effective_budget(agent, limits),
-                                         limits.input)
+        return (await self.contexts.plan(agent_id)).window
 
     def learn(self, model: str, reported: int, raw_estimate: float) -> tuple[float, int] | None:
-        """Update the model's token-count correction from a provider's reported usage;
-        returns the new (factor, samples) to persist, or None for exact counters."""
-        if encoding_name(model) is not None:
-            return None
-        factor, samples = learn_factor(*self.factors.get(model, (1.0, 0)), reported, raw_estimate)
-        self.factors[model] = (factor, samples)
-        for agent in self.tree:
-            if agent.meter is not None and agent.meter.counter.model == model:
-                agent.meter.counter.factor = factor
-        return factor, samples
+        return self.contexts.learn(model, reported, raw_estimate)
 
     def check_model(self, model: str) -> None:
         try:

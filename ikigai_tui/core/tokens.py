@@ -22,10 +22,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ikigai_tui.core.request import entry_message, message_texts
+
 BYTES_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 3  # tokens framing each message
 REPLY_PRIMING = 3  # tokens priming the reply
-SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 
 _O200K = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
 _CL100K = ("gpt-4", "gpt-3.5")
@@ -73,15 +74,8 @@ def load_encoding(name: str) -> Any:
 
 
 def message_segments(kind: str, payload: dict) -> tuple[str, ...]:
-    """The texts of one context entry as it is sent."""
-    if kind == "tool_call":
-        return ("assistant", str(payload.get("name") or ""), str(payload.get("arguments") or ""))
-    if kind == "tool_result":
-        return ("tool", str(payload.get("content") or ""))
-    if kind == "summary":
-        return ("user", SUMMARY_PREFIX + str(payload.get("content") or ""))
-    role = "assistant" if kind == "assistant" else "user" if kind == "user" else kind
-    return (role, str(payload.get("content") or ""))
+    """The texts of one context entry as it is sent (the request's own serialisation)."""
+    return message_texts(entry_message(kind, payload))
 
 
 SLICE = 1 << 16  # characters encoded at once: a token list costs ~36 bytes a token

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.provider import ProviderError, Request, Retrying, TextDelta, ToolCall, Usage
-from ikigai_tui.core.request import build_messages, system_text
 from ikigai_tui.core.store_errors import StoreError
-from ikigai_tui.core.tools import execute_tool, tool_schemas
+from ikigai_tui.core.tools import execute_tool
 
 if TYPE_CHECKING:
+    from ikigai_tui.core.context import Plan
     from ikigai_tui.core.session import Session
 
 MAX_TOOL_ROUNDS = 25
@@ -67,14 +67,20 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
 
 
 async def _one_round(session: Session, agent: AgentRuntime) -> list:
-    replayer = await session.replayer(agent.id)
-    model = session.model_of(agent)
-    provider = session.providers.get(model)
-    await session.measure(agent.id)  # prunes whole turns from the front to fit the budget
-    meter = session.meter(agent)
-    tools = tool_schemas()
-    request = Request(model, system_text(replayer), build_messages(replayer, meter.window_ids()), tools)
-    raw_estimate = meter.raw_request(replayer, tools)
+    plan = await session.plan(agent.id, messages=True)
+    streamed = await _stream(session, agent, plan.request())
+    return await _commit_round(session, agent, plan, streamed)
+
+
+class _Streamed(NamedTuple):
+    text: str
+    calls: list[ToolCall]
+    usage: Usage | None
+
+
+async def _stream(session: Session, agent: AgentRuntime, request: Request) -> _Streamed:
+    """The reply, shown as it arrives; a partial reply is kept if the stream ends badly."""
+    provider = session.providers.get(request.model)
     parts: list[str] = []
     calls: list[ToolCall] = []
     usage: Usage | None = None
@@ -95,23 +101,33 @@ async def _one_round(session: Session, agent: AgentRuntime) -> list:
     except ProviderError as exc:
         await _commit_partial(session, agent, parts, str(exc))
         raise
+    return _Streamed("".join(parts), calls, usage)
+
+
+async def _commit_round(session: Session, agent: AgentRuntime, plan: Plan, streamed: _Streamed) -> list:
+    """The reply, its tool calls and its usage in one batch (with the learned factor);
+    returns the committed tool-call events."""
     batch = WriteBatch()
-    text = "".join(parts)
-    if text:
-        batch.add(agent.id, "assistant", {"content": text})
+    if streamed.text:
+        batch.add(agent.id, "assistant", {"content": streamed.text})
     call_indexes = [
         batch.add(agent.id, "tool_call", {"call_id": c.call_id, "name": c.name, "arguments": c.arguments})
-        for c in calls
+        for c in streamed.calls
     ]
-    if usage is not None:
-        batch.add(agent.id, "usage", {"model": model, "input_tokens": usage.input_tokens,
-                                      "output_tokens": usage.output_tokens,
-                                      "estimated_input": round(raw_estimate, 1)})
-        learned = session.learn(model, usage.input_tokens, raw_estimate)
-        if learned is not None:
-            batch.factors.append((model, *learned))
+    if streamed.usage is not None:
+        _learn(session, batch, agent, plan, streamed.usage)
     events = await asyncio.shield(session.commit(batch)) if batch.events else []
     return [events[i] for i in call_indexes]
+
+
+def _learn(session: Session, batch: WriteBatch, agent: AgentRuntime, plan: Plan, usage: Usage) -> None:
+    """Record the reported usage beside our estimate, and learn the model's factor from it."""
+    batch.add(agent.id, "usage", {"model": plan.model, "input_tokens": usage.input_tokens,
+                                  "output_tokens": usage.output_tokens,
+                                  "estimated_input": round(plan.raw_estimate, 1)})
+    learned = session.learn(plan.model, usage.input_tokens, plan.raw_estimate)
+    if learned is not None:
+        batch.factors.append((plan.model, *learned))
 
 
 async def _commit_partial(session: Session, agent: AgentRuntime, parts: list[str], reason: str) -> None:

@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from ikigai_tui.core.limits import usage_state
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.request import system_text
 from ikigai_tui.core.tokens import TokenCounter
 
-WARNING = 0.80
-CRITICAL = 0.95
 CONTEXT_FULL = "Context full. Use /clear to continue."
 
 
@@ -49,14 +48,7 @@ class Window:
     @property
     def state(self) -> str:
         """normal / warning (>= 80%) / critical (>= 95%) / full (>= 100%) of the input limit."""
-        share = self.tokens / self.limit if self.limit else 0.0
-        if share >= 1.0:
-            return "full"
-        if share >= CRITICAL:
-            return "critical"
-        if share >= WARNING:
-            return "warning"
-        return "normal"
+        return usage_state(self.tokens / self.limit if self.limit else 0.0)
 
 
 class ContextMeter:

@@ -6,22 +6,16 @@ import functools
 import importlib.util
 import json
 from pathlib import Path
-from typing import NamedTuple
+
+from ikigai_tui.core.limits import MAX_OUTPUT_RESERVE, Limits
 
 OFFLINE_LIMITS = (200_000, 8_192)
 UNKNOWN_LIMITS = (128_000, 4_096)  # a custom or unlisted model: assume a common size
-MAX_OUTPUT_RESERVE = 16_384
 
 
-class ModelLimits(NamedTuple):
-    input: int
-    output: int
-    known: bool
-
-    @property
-    def reserve(self) -> int:
-        """Room kept for the reply when the budget is capped to the input limit."""
-        return min(self.output, MAX_OUTPUT_RESERVE)
+def _limits(limit_in: int, limit_out: int, known: bool) -> Limits:
+    """The reply's room is the model's output limit, at most MAX_OUTPUT_RESERVE."""
+    return Limits(limit_in, min(limit_out, MAX_OUTPUT_RESERVE), known)
 
 
 @functools.lru_cache(maxsize=1)
@@ -36,9 +30,9 @@ def _model_map() -> dict:
         return {}
 
 
-def model_limits(model: str) -> ModelLimits:
+def model_limits(model: str) -> Limits:
     if model == "offline":
-        return ModelLimits(*OFFLINE_LIMITS, True)
+        return _limits(*OFFLINE_LIMITS, True)
     provider, _, name = model.partition("/")
     table = _model_map()
     for key in (model, name):
@@ -47,5 +41,5 @@ def model_limits(model: str) -> ModelLimits:
             limit_in = info.get("max_input_tokens") or info.get("max_tokens")
             limit_out = info.get("max_output_tokens") or info.get("max_tokens") or UNKNOWN_LIMITS[1]
             if limit_in:
-                return ModelLimits(int(limit_in), int(limit_out), True)
-    return ModelLimits(*UNKNOWN_LIMITS, False)
+                return _limits(int(limit_in), int(limit_out), True)
+    return _limits(*UNKNOWN_LIMITS, False)

@@ -56,8 +56,7 @@ class Providers:
             )
 
     def limits(self, model: str) -> Limits:
-        found = model_limits(model)
-        return Limits(found.input, found.reserve, found.known)
+        return model_limits(model)
 
     def get(self, model: str) -> Provider:
         self.check(model)

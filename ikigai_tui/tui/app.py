@@ -264,13 +264,13 @@ class IkigaiApp(App[None]):
         if session is None or self.focused_agent is None:
             return
         focused = session.tree[self.focused_agent]
-        window = await session.measure(focused.id)
+        window = (await session.plan(focused.id)).window
         self.gauge.update_usage(window.tokens, window.limit, window.percent, window.state,
                                 window.exact, window.budget, window.pruned_turns)
         self.prompt_input.set_blocked(CONTEXT_FULL if window.state == "full" else None)
         for agent, _depth in session.tree.walk():
             if agent.replayer is not None:  # the tree shows usage once it is known
-                self._percents[agent.id] = (await session.measure(agent.id)).percent
+                self._percents[agent.id] = (await session.plan(agent.id)).window.percent
         self._show_status()
         await self.panes.refresh_titles_and_rules()
 

@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from ikigai_tui.core.limits import usage_state
 from ikigai_tui.tui.safe_text import sanitize
 
 __all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label"]
@@ -34,12 +35,11 @@ class AgentRow(NamedTuple):
     parent_id: str | None
 
 
+_USAGE_STYLES = {"normal": "dim", "warning": "yellow", "critical": "bold red", "full": "bold red"}
+
+
 def _usage_style(percent: float) -> str:
-    if percent >= 95:
-        return "bold red"
-    if percent >= 80:
-        return "yellow"
-    return "dim"
+    return _USAGE_STYLES[usage_state(percent / 100)]
 
 
 def agent_label(row: AgentRow, focused: bool) -> Text:

@@ -11,23 +11,11 @@ import math
 from rich.text import Text
 from textual.widgets import Static
 
+from ikigai_tui.core.limits import STATES, format_tokens
+
 __all__ = ["STATES", "ContextGauge", "format_tokens", "gauge_text"]
 
-STATES = ("normal", "warning", "critical", "full")
 _STATE_CLASSES = tuple(f"-{state}" for state in STATES)
-
-
-def format_tokens(count: int) -> str:
-    """999 -> "999", 9500 -> "9.5K", 80000 -> "80K", 1500000 -> "1.5M"."""
-    count = max(0, int(count))
-    if count < 1000:
-        return str(count)
-    if count < 10_000:
-        return f"{math.floor(count / 100) / 10:.1f}K"
-    thousands = round(count / 1000)
-    if thousands < 1000:
-        return f"{thousands}K"
-    return f"{count / 1_000_000:.1f}M"
 
 
 def _format_percent(percent: float) -> str:

@@ -1,0 +1,114 @@
+"""The context service: what an agent's next request holds, in one call.
+
+`plan(agent_id)` measures the context against the budget (the sliding window, see
+window.py) and returns everything a caller needs about the next request: the system
+text, pins, summaries, the window's ids, the tokens and their state, and, when asked,
+the messages in provider format. The gauge, `/context`, `context --json` and the turn
+runner all read the same plan, so what is shown is what is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ikigai_tui.core.provider import Request
+from ikigai_tui.core.request import build_messages, system_text
+from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor
+from ikigai_tui.core.tools import tool_schemas
+from ikigai_tui.core.window import ContextMeter, Window
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.core.limits import Limits
+    from ikigai_tui.core.session import Session
+
+
+@dataclass(slots=True)
+class Plan:
+    agent_id: str
+    model: str
+    system: str  # the system prompt with the pins, as sent
+    pins: tuple[str, ...]
+    summary_ids: list[int]
+    window_ids: list[int]  # the messages sent, in order (summaries apart)
+    tools: Sequence[dict[str, Any]]
+    window: Window  # tokens, their breakdown, budget, limit, state
+    raw_estimate: float  # the unscaled count of the request (learns the model's factor)
+    messages: list[dict[str, Any]] | None = field(default=None)  # provider format, when asked
+
+    @property
+    def tokens(self) -> int:
+        return self.window.tokens
+
+    @property
+    def budget(self) -> int:
+        return self.window.budget
+
+    @property
+    def limit(self) -> int:
+        return self.window.limit
+
+    @property
+    def state(self) -> str:
+        return self.window.state
+
+    def request(self) -> Request:
+        """The streaming request of a turn (the plan must have been made with messages)."""
+        assert self.messages is not None, "plan(..., messages=True) builds the messages"
+        return Request(self.model, self.system, self.messages, self.tools)
+
+
+class ContextService:
+    """Plans requests for a session's agents; keeps each agent's meter and the learned
+    per-model token factors."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def meter(self, agent: AgentRuntime) -> ContextMeter:
+        model = self.session.model_of(agent)
+        if agent.meter is None or agent.meter.counter.model != model:
+            factor = self.session.factors.get(model, (1.0, 0))[0]
+            agent.meter = ContextMeter(TokenCounter(model, factor))
+        return agent.meter
+
+    def effective_budget(self, agent: AgentRuntime, limits: Limits) -> int:
+        """The configured budget, capped to the model's input limit minus the reply's room;
+        0 keeps the window off."""
+        budget = self.session.budget_of(agent)
+        if budget <= 0:
+            return 0
+        return max(1, min(budget, limits.input - limits.reserve))
+
+    async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
+        """The next request of `agent_id`; prunes whole turns from the front to fit."""
+        session = self.session
+        agent = session.tree[agent_id]
+        replayer = await session.replayer(agent_id)
+        model = session.model_of(agent)
+        limits = session.providers.limits(model)
+        tools = tool_schemas()
+        meter = self.meter(agent)
+        window = meter.measure(replayer, tools, self.effective_budget(agent, limits), limits.input)
+        ids = meter.window_ids()
+        return Plan(
+            agent_id=agent_id, model=model, system=system_text(replayer),
+            pins=tuple(replayer.pins), summary_ids=sorted(replayer.summaries), window_ids=ids,
+            tools=tools, window=window, raw_estimate=meter.raw_request(replayer, tools),
+            messages=build_messages(replayer, ids) if messages else None,
+        )
+
+    def learn(self, model: str, reported: int, raw_estimate: float) -> tuple[float, int] | None:
+        """Update the model's token-count correction from a provider's reported usage;
+        returns the new (factor, samples) to persist, or None for exact counters."""
+        if encoding_name(model) is not None:
+            return None
+        session = self.session
+        factor, samples = learn_factor(*session.factors.get(model, (1.0, 0)), reported, raw_estimate)
+        session.factors[model] = (factor, samples)
+        for agent in session.tree:
+            if agent.meter is not None and agent.meter.counter.model == model:
+                agent.meter.counter.factor = factor
+        return factor, samples

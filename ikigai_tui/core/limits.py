@@ -1,0 +1,45 @@
+"""Budgets and limits: the numbers every layer shares, and how a token count is shown.
+
+Imports nothing: the config, the TUI widgets and the llm package read it cheaply.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+DEFAULT_BUDGET = 100_000  # tokens of the sliding window when nothing is configured
+WARNING = 0.80  # share of the input limit from which the usage is a warning
+CRITICAL = 0.95
+STATES = ("normal", "warning", "critical", "full")
+MAX_OUTPUT_RESERVE = 16_384  # room kept for the reply is at most this
+
+
+class Limits(NamedTuple):
+    input: int  # the model's input limit in tokens
+    reserve: int  # room kept for the reply
+    known: bool  # False: an assumed size for a model no map lists
+
+
+def usage_state(share: float) -> str:
+    """normal / warning (>= 80%) / critical (>= 95%) / full (>= 100%) of the input limit."""
+    if share >= 1.0:
+        return "full"
+    if share >= CRITICAL:
+        return "critical"
+    if share >= WARNING:
+        return "warning"
+    return "normal"
+
+
+def format_tokens(count: int) -> str:
+    """999 -> "999", 9500 -> "9.5K", 80000 -> "80K", 1500000 -> "1.5M"."""
+    count = max(0, int(count))
+    if count < 1000:
+        return str(count)
+    if count < 10_000:
+        return f"{math.floor(count / 100) / 10:.1f}K"
+    thousands = round(count / 1000)
+    if thousands < 1000:
+        return f"{thousands}K"
+    return f"{count / 1_000_000:.1f}M"
