@@ -32,6 +32,7 @@ class Config:
     config_path: Path
     timeout: float = 120.0
     max_retries: int = 4
+    concurrency: int = 4  # LLM requests in flight at once per provider (turns and side requests)
     model_api_bases: dict[str, str] = field(default_factory=dict)
 
 
@@ -53,6 +54,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "offline_delay": (float, "seconds"),
     "timeout": (float, "seconds"),
     "max_retries": (int, "a whole number"),
+    "concurrency": (int, "a whole number of requests per provider"),
 }
 
 
@@ -131,6 +133,8 @@ def _problem(key: str, value: Any) -> str | None:
         return "must be more than 0 seconds"
     if key in ("sliding_context_tokens", "max_retries", "offline_delay") and value < 0:
         return "must be 0 or more"
+    if key == "concurrency" and value < 1:
+        return "must be 1 or more"
     if key in ("model", "db", "api_base") and not value.strip():
         return "must not be empty"
     return None
@@ -160,7 +164,7 @@ def _env_float(env: Mapping[str, str], name: str) -> float | None:
 
 _ENV_KEYS = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "sliding_context_tokens",
              "IKIGAI_MAX_RETRIES": "max_retries", "IKIGAI_TIMEOUT": "timeout",
-             "IKIGAI_OFFLINE_DELAY": "offline_delay"}
+             "IKIGAI_OFFLINE_DELAY": "offline_delay", "IKIGAI_CONCURRENCY": "concurrency"}
 
 
 def _checked_env(name: str, raw: str, value: Any) -> Any:
@@ -195,6 +199,7 @@ def load(
     delay = _env_float(env, "IKIGAI_OFFLINE_DELAY")
     timeout = _env_float(env, "IKIGAI_TIMEOUT")
     retries = _env_int(env, "IKIGAI_MAX_RETRIES")
+    concurrency = _env_int(env, "IKIGAI_CONCURRENCY")
     return Config(
         db=Path(db or env.get("IKIGAI_DB") or file.get("db") or default_db()).expanduser(),
         model=model or env.get("IKIGAI_MODEL") or file.get("model"),
@@ -206,4 +211,5 @@ def load(
         model_api_bases=file.get("models", {}),
         timeout=timeout if timeout is not None else file.get("timeout", 120.0),
         max_retries=retries if retries is not None else file.get("max_retries", 4),
+        concurrency=concurrency if concurrency is not None else file.get("concurrency", 4),
     )

@@ -25,7 +25,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
     return_big_blocks()  # before the first big message: see heap.py
     providers = Providers(
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
-        timeout=config.timeout, max_retries=config.max_retries,
+        timeout=config.timeout, max_retries=config.max_retries, concurrency=config.concurrency,
     )
     if config.model:
         providers.check(config.model)  # before the database: a bad name writes nothing

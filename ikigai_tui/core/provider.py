@@ -16,6 +16,9 @@ class Request(NamedTuple):
     system: str
     messages: list[dict[str, Any]]  # OpenAI chat format, valid pairs only
     tools: list[dict[str, Any]] | tuple[()] = ()
+    # "auto" (None), "none", "required", or {"type": "function", "function": {"name": N}}
+    tool_choice: str | dict[str, Any] | None = None
+    max_tokens: int | None = None  # a cap on the reply; None: the provider's default
 
 
 class TextDelta(NamedTuple):
@@ -48,11 +51,35 @@ class ProviderError(Exception):
     """A failure to report in one line, saying what to do."""
 
 
+class TransientError(ProviderError):
+    """A failure before anything was delivered that may pass (a rate limit, an overload,
+    a 5xx, a timeout): the gateway retries it (core/gateway.py)."""
+
+    def __init__(self, message: str, retry_after: float | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after  # what the server asked for, in seconds
+        self.reason = reason or message  # the one line shown while retrying
+
+
+def requires_tool(request: Request) -> str | None:
+    """The tool a request's tool_choice forces: its name, "" for any tool, None if none."""
+    choice = request.tool_choice
+    if not request.tools or choice in (None, "auto", "none"):
+        return None
+    if isinstance(choice, dict):
+        return str((choice.get("function") or {}).get("name") or "")
+    return ""
+
+
 class Provider(Protocol):
     model: str
     offline: bool
 
-    def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """One attempt: text deltas, then tool calls, then usage. Honours the request's
+        tools, tool_choice and max_tokens. Raises TransientError for a failure worth
+        retrying (nothing delivered yet), ProviderError otherwise."""
+        ...
 
 
 class ProviderFactory(Protocol):

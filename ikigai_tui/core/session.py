@@ -23,6 +23,7 @@ from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.context import ContextService, Plan
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
+from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice
 from ikigai_tui.core.proposals import Reviewer, Verdict
@@ -233,6 +234,14 @@ class Session:
         if service is None:
             service = self.__dict__["_contexts"] = ContextService(self)
         return service
+
+    @property
+    def gateway(self) -> Gateway:
+        """Every LLM call: turns and side requests, one limit per provider, one retry policy."""
+        gateway = self.__dict__.get("_gateway")
+        if gateway is None:
+            gateway = self.__dict__["_gateway"] = Gateway(self.providers)
+        return gateway
 
     async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
         """What the agent's next request holds: window, tokens, state (and messages)."""

@@ -1,9 +1,11 @@
-"""One turn: request, stream, tool rounds, until the model stops; nothing committed is lost."""
+"""One turn, built on the gateway: plan, stream, commit, learn; tool rounds until the model
+stops; nothing committed is lost."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import aclosing
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime
@@ -80,21 +82,15 @@ class _Streamed(NamedTuple):
 
 async def _stream(session: Session, agent: AgentRuntime, request: Request) -> _Streamed:
     """The reply, shown as it arrives; a partial reply is kept if the stream ends badly."""
-    provider = session.providers.get(request.model)
     parts: list[str] = []
     calls: list[ToolCall] = []
     usage: Usage | None = None
     try:
-        async for item in provider.stream(request):
-            if isinstance(item, TextDelta):
-                parts.append(item.text)
-                session.notify(StreamDelta(agent.id, item.text))
-            elif isinstance(item, ToolCall):
-                calls.append(item)
-            elif isinstance(item, Usage):
-                usage = item
-            elif isinstance(item, Retrying):
-                session.notify(RetryNotice(agent.id, item.attempt, item.delay, item.reason))
+        async with aclosing(session.gateway.stream(request, purpose="turn")) as items:
+            async for item in items:
+                _take(session, agent, item, parts, calls)
+                if isinstance(item, Usage):
+                    usage = item
     except asyncio.CancelledError:
         await _commit_partial(session, agent, parts, "cancelled")
         raise
@@ -102,6 +98,18 @@ async def _stream(session: Session, agent: AgentRuntime, request: Request) -> _S
         await _commit_partial(session, agent, parts, str(exc))
         raise
     return _Streamed("".join(parts), calls, usage)
+
+
+def _take(session: Session, agent: AgentRuntime, item: object, parts: list[str],
+          calls: list[ToolCall]) -> None:
+    """One item of the stream: text is shown as it comes, retries are told."""
+    if isinstance(item, TextDelta):
+        parts.append(item.text)
+        session.notify(StreamDelta(agent.id, item.text))
+    elif isinstance(item, ToolCall):
+        calls.append(item)
+    elif isinstance(item, Retrying):
+        session.notify(RetryNotice(agent.id, item.attempt, item.delay, item.reason))
 
 
 async def _commit_round(session: Session, agent: AgentRuntime, plan: Plan, streamed: _Streamed) -> list:

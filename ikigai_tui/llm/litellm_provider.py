@@ -1,4 +1,4 @@
-"""The litellm adapter: streaming, tool calls, usage, bounded retries with backoff.
+"""The litellm adapter: streaming, tool calls, usage; failures sorted into transient or not.
 
 litellm is imported on the first request, in a thread (it takes seconds and ~190 MB),
 with the settings that keep it offline and quiet (see STACK.md).
@@ -9,13 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import random
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.provider import (
-    ProviderError, Request, Retrying, StreamEvent, TextDelta, ToolCall, Usage,
+    ProviderError, Request, StreamEvent, TextDelta, ToolCall, TransientError, Usage,
 )
 from ikigai_tui.llm.errors import classify, one_line, redact
 
@@ -48,106 +47,100 @@ def import_litellm() -> Any:
 
 
 class LiteLLMProvider:
+    """One attempt per stream; retries are the gateway's (core/gateway.py)."""
+
     offline = False
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 4,
-        base_delay: float = 1.0,
-        max_delay: float = 30.0,
-        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
-    ) -> None:
+    def __init__(self, model: str, *, api_base: str | None = None, timeout: float = 120.0) -> None:
         self.model = model
         self.api_base = api_base
         self.timeout = timeout
-        self.max_retries = max_retries
-        self.base_delay = base_delay
-        self.max_delay = max_delay
-        self._sleep = sleep
 
-    def backoff(self, attempt: int, retry_after: float | None) -> float:
-        """Exponential with full jitter; the server's retry-after wins when it asks for more."""
-        ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-        delay = random.uniform(ceiling / 2, ceiling)
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, self.max_delay))
-        return delay
-
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        litellm = await asyncio.to_thread(import_litellm)
-        from ikigai_tui.llm.finish_watch import FinishWatch  # imports httpx: after litellm
-        messages = [{"role": "system", "content": request.system}, *request.messages]
+    def _options(self, request: Request) -> dict[str, Any]:
+        system = [{"role": "system", "content": request.system}] if request.system else []
         kwargs: dict[str, Any] = dict(
-            model=self.model, messages=messages, stream=True, timeout=self.timeout,
-            # Retries are ours (bounded, visible): none in litellm nor in the OpenAI SDK.
+            model=self.model, messages=[*system, *request.messages], stream=True,
+            timeout=self.timeout,
+            # Retries are the gateway's (bounded, visible): none in litellm nor the OpenAI SDK.
             num_retries=0, max_retries=0, stream_options={"include_usage": True},
         )
         if request.tools:
             kwargs["tools"] = request.tools
+            if request.tool_choice is not None:
+                kwargs["tool_choice"] = request.tool_choice
+        if request.max_tokens is not None:
+            kwargs["max_tokens"] = request.max_tokens
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        attempt = 0
-        while True:
-            attempt += 1
-            delivered = False
-            finish = FinishWatch(self.timeout) if self.model.startswith("gemini/") else None
-            options = kwargs if finish is None else {**kwargs, "client": finish.client}
-            try:
-                response = await asyncio.wait_for(litellm.acompletion(**options), self.timeout)
-                calls: dict[int, dict[str, Any]] = {}
-                usage: Usage | None = None
-                chunks = response.__aiter__()
-                while True:
-                    # Our own inactivity watchdog: litellm ignores `timeout` for some
-                    # streams (Gemini), and a stalled stream must not hang the turn.
-                    try:
-                        chunk = await asyncio.wait_for(chunks.__anext__(), self.timeout)
-                    except StopAsyncIteration:
-                        break
-                    found = getattr(chunk, "usage", None)
-                    if found is not None and getattr(found, "prompt_tokens", None) is not None:
-                        usage = Usage(int(found.prompt_tokens or 0), int(found.completion_tokens or 0))
-                    if not chunk.choices:
-                        continue
-                    delta = chunk.choices[0].delta
-                    text = getattr(delta, "content", None)
-                    if text:
-                        delivered = True
-                        yield TextDelta(text)
-                    for piece in getattr(delta, "tool_calls", None) or []:
-                        _merge_call(calls, piece)
-                problem = _cut_short(response, self.model, finish)
-                if problem:
-                    raise ProviderError(problem)
-                for index in sorted(calls):
-                    call = calls[index]
-                    yield ToolCall(call["id"] or f"call_{index}", call["name"], call["arguments"])
-                if usage is not None:
-                    yield Usage(usage.input_tokens, usage.output_tokens)
-                return
-            except (asyncio.CancelledError, GeneratorExit):
-                raise
-            except ProviderError as exc:
-                if delivered:
-                    raise ProviderError(f"the reply was cut off: {exc}") from None
-                raise
-            except Exception as exc:  # litellm raises many types; classify() sorts them out
-                failure = classify(_unwrap(exc), self.model, self.timeout)
-                if delivered:
-                    raise ProviderError(f"the reply was cut off: {failure.message}") from None
-                if not failure.retryable or attempt > self.max_retries:
-                    tries = f" after {attempt} attempts" if attempt > 1 else ""
-                    raise ProviderError(f"{failure.message}{tries}") from None
-                delay = self.backoff(attempt, failure.retry_after)
-                yield Retrying(attempt, delay, one_line(redact(failure.message)))
-                await self._sleep(delay)
-            finally:
-                if finish is not None:
-                    await finish.close()
+        return kwargs
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        litellm = await asyncio.to_thread(import_litellm)
+        from ikigai_tui.llm.finish_watch import FinishWatch  # imports httpx: after litellm
+        kwargs = self._options(request)
+        delivered = False
+        finish = FinishWatch(self.timeout) if self.model.startswith("gemini/") else None
+        options = kwargs if finish is None else {**kwargs, "client": finish.client}
+        try:
+            response = await asyncio.wait_for(litellm.acompletion(**options), self.timeout)
+            _raise_if_cancelled()
+            calls: dict[int, dict[str, Any]] = {}
+            usage: Usage | None = None
+            chunks = response.__aiter__()
+            while True:
+                # Our own inactivity watchdog: litellm ignores `timeout` for some
+                # streams (Gemini), and a stalled stream must not hang the turn.
+                try:
+                    chunk = await asyncio.wait_for(chunks.__anext__(), self.timeout)
+                except StopAsyncIteration:
+                    break
+                _raise_if_cancelled()
+                found = getattr(chunk, "usage", None)
+                if found is not None and getattr(found, "prompt_tokens", None) is not None:
+                    usage = Usage(int(found.prompt_tokens or 0), int(found.completion_tokens or 0))
+                if not chunk.choices:
+                    continue
+                delta = chunk.choices[0].delta
+                text = getattr(delta, "content", None)
+                if text:
+                    delivered = True
+                    yield TextDelta(text)
+                for piece in getattr(delta, "tool_calls", None) or []:
+                    _merge_call(calls, piece)
+            problem = _cut_short(response, self.model, finish)
+            if problem:
+                raise ProviderError(problem)
+            for index in sorted(calls):
+                call = calls[index]
+                yield ToolCall(call["id"] or f"call_{index}", call["name"], call["arguments"])
+            if usage is not None:
+                yield Usage(usage.input_tokens, usage.output_tokens)
+        except (asyncio.CancelledError, GeneratorExit):
+            raise
+        except ProviderError as exc:
+            if delivered:
+                raise ProviderError(f"the reply was cut off: {exc}") from None
+            raise
+        except Exception as exc:  # litellm raises many types; classify() sorts them out
+            _raise_if_cancelled()  # a failure of a request that was cancelled is the cancel
+            failure = classify(_unwrap(exc), self.model, self.timeout)
+            if delivered:
+                raise ProviderError(f"the reply was cut off: {failure.message}") from None
+            if failure.retryable:
+                raise TransientError(failure.message, failure.retry_after,
+                                     one_line(redact(failure.message))) from None
+            raise ProviderError(failure.message) from None
+        finally:
+            if finish is not None:
+                await finish.close()
+
+
+def _raise_if_cancelled() -> None:
+    """A cancel that arrived while litellm was connecting can be swallowed (the request
+    then carries on to the end of its stream, holding its provider's slot): honour it."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _unwrap(exc: BaseException) -> BaseException:

@@ -3,7 +3,8 @@
 It answers by describing what it can see, so every context command has a visible
 effect without a provider. A line of the user's message of the form
 `@slash COMMAND ARGS` makes it call the `slash` tool, which lets the LLM side of the
-command registry be used and tested offline too.
+command registry be used and tested offline too. A request whose tool_choice requires a
+tool (a side request through the gateway, say) gets a call to it, arguments filled in.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
-from ikigai_tui.core.provider import Request, StreamEvent, TextDelta, ToolCall, Usage
+from ikigai_tui.core.provider import (
+    Request, StreamEvent, TextDelta, ToolCall, Usage, requires_tool,
+)
 
 SNIPPET = 80
 
@@ -26,8 +29,36 @@ def _tokens(text: str) -> int:
     return max(1, (len(text.encode("utf-8")) + 3) // 4)
 
 
+_EMPTY = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
+
+
+def forced_call(request: Request, name: str) -> ToolCall:
+    """The call a request's tool_choice demands: to the named tool (else the first), its
+    required arguments filled in deterministically (an enum's first value, else empty)."""
+    tools = [t.get("function") or {} for t in request.tools]
+    tool = next((t for t in tools if t.get("name") == name), tools[0]) if name else tools[0]
+    schema = tool.get("parameters") or {}
+    properties = schema.get("properties") or {}
+    args = {}
+    for key in schema.get("required") or ():
+        spec = properties.get(key) or {}
+        args[key] = spec["enum"][0] if spec.get("enum") else _EMPTY.get(spec.get("type"), "")
+    return ToolCall(f"call_{len(request.messages)}_forced", str(tool.get("name") or ""),
+                    json.dumps(args))
+
+
 def respond(request: Request) -> tuple[str, list[ToolCall]]:
     """The reply to a request: text and tool calls, a pure function of the request."""
+    text, calls = _respond(request)
+    forced = requires_tool(request)
+    if forced is not None and not calls:
+        calls = [forced_call(request, forced)]
+    if request.max_tokens is not None:
+        text = text[: max(1, request.max_tokens) * 4]  # ~4 bytes a token, as it reports
+    return text, calls
+
+
+def _respond(request: Request) -> tuple[str, list[ToolCall]]:
     messages = request.messages
     last = messages[-1] if messages else {"role": "user", "content": ""}
     if last["role"] == "tool":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ikigai_tui.core.gateway import DEFAULT_CONCURRENCY, RetryPolicy
 from ikigai_tui.core.provider import Limits, Provider, ProviderError
 from ikigai_tui.llm.models import model_limits
 from ikigai_tui.llm.offline import OfflineProvider
@@ -38,6 +39,7 @@ class Providers:
         timeout: float = 120.0,
         max_retries: int = 4,
         retry_base_delay: float = 1.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
         self.offline_delay = offline_delay
         self.api_base = api_base
@@ -45,6 +47,9 @@ class Providers:
         self.timeout = timeout
         self.max_retries = max_retries
         self.retry_base_delay = retry_base_delay
+        # Read by the gateway: one retry policy, one concurrency limit per provider.
+        self.retry = RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay)
+        self.concurrency = concurrency
 
     def check(self, model: str) -> None:
         if model == OFFLINE:
@@ -65,6 +70,5 @@ class Providers:
         from ikigai_tui.llm.litellm_provider import LiteLLMProvider
 
         return LiteLLMProvider(
-            model, api_base=self.model_api_bases.get(model, self.api_base),
-            timeout=self.timeout, max_retries=self.max_retries, base_delay=self.retry_base_delay,
+            model, api_base=self.model_api_bases.get(model, self.api_base), timeout=self.timeout,
         )

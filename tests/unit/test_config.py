@@ -69,3 +69,16 @@ def test_cli_reports_bad_config_in_one_line(tmp_path, ikigai):
     assert out.returncode == 1
     assert out.stderr.startswith("Error: ") and "colour" in out.stderr and "line 1" in out.stderr
     assert not db.exists()
+
+
+def test_concurrency_per_provider_from_file_then_environment(tmp_path):
+    path = tmp_path / "config.toml"
+    assert load(config_path=str(path), env={}).concurrency == 4
+    path.write_text("concurrency = 2\n")
+    assert load(config_path=str(path), env={}).concurrency == 2
+    assert load(config_path=str(path), env={"IKIGAI_CONCURRENCY": "1"}).concurrency == 1
+    with pytest.raises(ConfigError, match="IKIGAI_CONCURRENCY.*1 or more"):
+        load(config_path=str(path), env={"IKIGAI_CONCURRENCY": "0"})
+    path.write_text("concurrency = 0\n")
+    with pytest.raises(ConfigError, match="line 1.*1 or more"):
+        load(config_path=str(path), env={})
