@@ -1,0 +1,114 @@
+"""The tools an LLM may call: a registry of Tool objects, each with its JSON schema, who
+may call it, and how it runs.
+
+`slash` (the LLM side of the command registry) is the one tool today; the registry is
+where `filter_context` (for the matcher's side requests) and `memory` will go. A caller
+(a conversation's turn, or a side request's purpose) is offered the schemas of the tools
+that allow it, as one list object per caller: token counts of it are cached by identity.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.session import Session
+
+TURN = "turn"  # the caller of a conversation's turn: the agent's own LLM
+
+
+class ToolContext(NamedTuple):
+    """What a tool runs with: the session, the agent whose LLM called it, the caller."""
+
+    session: Session
+    agent_id: str
+    caller: str = TURN
+
+
+class ToolResult(NamedTuple):
+    text: str
+    is_error: bool = False
+
+
+class Tool(Protocol):
+    name: str
+    callers: frozenset[str]  # who may call it: TURN, or side-request purposes
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI-format function definition offered to the LLM."""
+        ...
+
+    async def execute(self, context: ToolContext, arguments: Any) -> ToolResult:
+        """Run one call with its decoded arguments (any JSON value: checking them is the
+        tool's job); errors are results, not exceptions."""
+        ...
+
+
+class ToolRegistry:
+    def __init__(self, tools: Sequence[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._schemas: dict[str, list[dict[str, Any]]] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool '{tool.name}' is registered twice")
+        self._tools[tool.name] = tool
+        self._schemas.clear()
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def for_caller(self, caller: str = TURN) -> list[Tool]:
+        return [t for t in self._tools.values() if caller in t.callers]
+
+    def schemas(self, caller: str = TURN) -> list[dict[str, Any]]:
+        """The schemas offered to `caller`: the same list object every time."""
+        found = self._schemas.get(caller)
+        if found is None:
+            found = self._schemas[caller] = [t.schema() for t in self.for_caller(caller)]
+        return found
+
+    async def execute(self, context: ToolContext, name: str, arguments: str) -> ToolResult:
+        """Run one tool call as the LLM wrote it (arguments as JSON text). A tool the
+        caller may not call is unknown to it."""
+        try:
+            args = json.loads(arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return ToolResult(f"Error: arguments are not valid JSON ({exc.msg})", True)
+        tool = self._tools.get(name)
+        if tool is None or context.caller not in tool.callers:
+            return ToolResult(f"Error: unknown tool '{name}'", True)
+        return await tool.execute(context, args)
+
+
+def _default() -> ToolRegistry:
+    from ikigai_tui.core.tools.slash import SlashTool
+
+    return ToolRegistry([SlashTool()])
+
+
+TOOLS = _default()
+
+
+def tool_schemas(caller: str = TURN) -> list[dict[str, Any]]:
+    """The schemas a caller is offered (a conversation's turn by default)."""
+    return TOOLS.schemas(caller)
+
+
+async def execute_tool(session: Session, agent_id: str, name: str, arguments: str,
+                       caller: str = TURN) -> tuple[str, bool]:
+    """Run one tool call: (result text, is_error)."""
+    return await TOOLS.execute(ToolContext(session, agent_id, caller), name, arguments)
+
+
+def slash_tool() -> dict[str, Any]:
+    from ikigai_tui.core.tools.slash import slash_schema
+
+    return slash_schema()

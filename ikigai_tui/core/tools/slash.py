@@ -1,0 +1,60 @@
+"""The `slash` tool: the LLM runs its slash commands (the LLM half of the command
+registry) on its own context and agents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ikigai_tui.core.command_table import REGISTRY
+from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
+
+
+def slash_schema() -> dict[str, Any]:
+    """Its command enum is the command registry's LLM names, as they are now."""
+    names = REGISTRY.llm_names()
+    usage = "; ".join(REGISTRY.get(n).usage for n in names)  # type: ignore[union-attr]
+    return {
+        "type": "function",
+        "function": {
+            "name": "slash",
+            "description": (
+                "Run an ikigai slash command on your own context or agents. Context changes "
+                f"(clear, rewind) apply when this turn ends. Usage: {usage}"
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "enum": names,
+                                "description": "The command, without the slash"},
+                    "args": {"type": "string", "description": "Its arguments as one string"},
+                },
+                "required": ["command"],
+            },
+        },
+    }
+
+
+class SlashTool:
+    name = "slash"
+    callers = frozenset({TURN})
+
+    def schema(self) -> dict[str, Any]:
+        return slash_schema()
+
+    async def execute(self, context: ToolContext, arguments: Any) -> ToolResult:
+        if not isinstance(arguments, dict) or not isinstance(arguments.get("command"), str):
+            return ToolResult("Error: slash needs a 'command' string", True)
+        command = arguments["command"].lstrip("/")
+        names = REGISTRY.llm_names()
+        if command not in names:
+            return ToolResult(f"Error: '{command}' is not available; use one of {', '.join(names)}", True)
+        extra = arguments.get("args") or ""
+        if not isinstance(extra, str):
+            return ToolResult("Error: 'args' must be a string", True)
+        try:
+            result = await context.session.command(context.agent_id, f"/{command} {extra}".strip(),
+                                                   source="llm")
+        except CommandError as exc:
+            return ToolResult(f"Error: {exc}", True)
+        return ToolResult("\n".join(result.lines) or "OK", False)
