@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.store import StoreError
-from ikigai_tui.core.store_recover import recover
+from ikigai_tui.core.sqlite.recover import recover
 from ikigai_tui.inert import sanitize
 from ikigai_tui.runtime import close_session, open_session
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import sqlite3
 import time
 import uuid
 from bisect import bisect_left
@@ -26,10 +25,11 @@ from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice
+from ikigai_tui.core.ports import ConflictError, StoreError
 from ikigai_tui.core.proposals import Reviewer, Verdict
 from ikigai_tui.core.provider import ProviderError, ProviderFactory
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
-from ikigai_tui.core.store import Store, StoreError
+from ikigai_tui.core.store import Store
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
 
@@ -77,7 +77,7 @@ class Session:
         if session.tree.root is None and create_root:
             try:
                 await session._create_root()
-            except sqlite3.IntegrityError:
+            except ConflictError:
                 # Another process created the root of this new database first: use it.
                 await session._add_new_agents()
                 if session.tree.root is None:
@@ -287,7 +287,7 @@ class Session:
     async def _commit_command(self, batch: WriteBatch) -> list[Event]:
         try:
             return await self.commit(batch)
-        except sqlite3.IntegrityError as exc:
+        except ConflictError as exc:
             # Another process wrote first (an agent of the same name, say): nothing of
             # this command was written; learn what it created, and say so in one line.
             await self._add_new_agents()
@@ -373,7 +373,7 @@ class Session:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _conflict(batch: WriteBatch, exc: sqlite3.IntegrityError) -> str:
+def _conflict(batch: WriteBatch, exc: ConflictError) -> str:
     names = [a.name for a in batch.new_agents if a.name]
     if names and "name" in str(exc):
         return (f"an agent named '{names[0]}' already exists (another ikigai process made it "

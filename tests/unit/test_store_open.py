@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ikigai_tui.core.ports import ConflictError
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.schema import SCHEMA_VERSION
 from ikigai_tui.core.store import Store, StoreError
@@ -130,7 +131,7 @@ async def test_journal_mode_is_wal_and_user_version_is_current(tmp_path):
 async def test_foreign_keys_are_enforced_an_event_for_an_unknown_agent_is_refused(tmp_path):
     store = await open_with_agents(tmp_path / "x.db", "a")
     try:
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(ConflictError):
             await store.append("no-such-agent", "user", {"content": "orphan"})
         assert await store.count_events() == 0
         # The store keeps working after a refused batch.

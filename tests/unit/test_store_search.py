@@ -10,6 +10,7 @@ import sqlite3
 
 import pytest
 
+from ikigai_tui.core.ports import ConflictError
 from ikigai_tui.core.events import EventRef, WriteBatch
 from tests.unit.store_helpers import open_with_agents
 
@@ -77,7 +78,7 @@ async def test_fts_index_is_transactional_with_the_events(tmp_path):
         bad = WriteBatch()
         bad.add("a", "user", {"content": "phantomword appears"})
         bad.add("missing-agent", "user", {"content": "never"})
-        with pytest.raises(sqlite3.DatabaseError):
+        with pytest.raises(ConflictError):
             await store.write(bad)
         assert await store.search("phantomword", ["a"]) == []
         assert await store.count_events() == 0

@@ -16,10 +16,10 @@ from typing import Any, Self
 import aiosqlite
 
 from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
-from ikigai_tui.core.store_errors import (
-    SQLITE_CANTOPEN, SQLITE_READONLY, StoreError, primary_code, translate,
+from ikigai_tui.core.sqlite.errors import (
+    SQLITE_CANTOPEN, ConflictError, SQLITE_READONLY, StoreError, primary_code, translate,
 )
-from ikigai_tui.core.store_paths import (
+from ikigai_tui.core.sqlite.paths import (
     file_state, make_file, read_only_uri, refuse_writes, wal_is_empty, write_problem,
 )
 
@@ -201,19 +201,19 @@ class LogFile:
         """sqlite3 errors met while reading become one-line StoreErrors."""
         try:
             yield
-        except sqlite3.IntegrityError:
-            raise
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
             raise translate(exc, self.path) from exc
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
-        """As _reading; IntegrityError (a constraint: a name taken, an unknown agent) is
-        the caller's to handle and passes through unchanged."""
+        """As _reading; IntegrityError (a constraint: a name taken, an unknown agent)
+        becomes ConflictError, the caller's to handle."""
         try:
             yield
-        except sqlite3.IntegrityError:
-            raise
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
             raise translate(exc, self.path, writing=True) from exc
 

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 from urllib.parse import quote
 
-from ikigai_tui.core.store_errors import READERS_STILL_WORK, StoreError
+from ikigai_tui.core.sqlite.errors import READERS_STILL_WORK, StoreError
 
 
 def sidecars(path: Path) -> tuple[Path, Path]:

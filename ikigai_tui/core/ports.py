@@ -1,0 +1,109 @@
+"""What the core needs from persistence, as interfaces: the event log, search, small state.
+
+The SQLite implementation lives in `ikigai_tui.core.sqlite`; another backend (PostgreSQL,
+say) implements the same protocols and passes `tests/contract`. Backends translate their
+own errors here: a database that cannot be used raises StoreError (a message for the
+user), a constraint another writer won (a name taken, say) raises ConflictError; nothing
+else escapes, so the core never imports a driver.
+
+The contract every backend guarantees:
+
+- **Atomic batches.** `write(batch)` commits all of the batch or nothing.
+- **Ids in commit order.** Event ids are positive integers assigned at commit; a batch
+  committed after another (by any writer, in any process) has greater ids, and the ids of
+  one batch are consecutive. So "every event with id > N" is a well-defined suffix of the
+  log that only ever grows at its end: `tail(after)` never returns an id below one it
+  returned before, and a reader that has applied everything up to N misses nothing by
+  asking for the events after N.
+- **Immutability.** A committed event is never changed or removed.
+- **One feed.** The commit hooks see every committed event exactly once and in id order,
+  this process's own writes (right after their commit) and, once `start_feed` has been
+  called, other writers' too (polled while the log is open).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple, Protocol
+
+from ikigai_tui.core.events import AgentRecord, Event, EventRow, WriteBatch
+
+
+class StoreError(Exception):
+    """A database that cannot be used; the message is meant for the user."""
+
+
+class ConflictError(StoreError):
+    """Another writer got there first (an agent of the same name, an unknown agent):
+    nothing of the batch was written."""
+
+
+# (events in id order, agents created, (agent_id, column, value) updates)
+CommitHook = Callable[[list[Event], list[AgentRecord], list[tuple[str, str, Any]]], None]
+
+
+class Holder(NamedTuple):
+    """Who holds a lease on an agent: a process on a host."""
+
+    pid: int
+    host: str
+    started_at: float
+    renewed_at: float
+
+
+class EventLog(Protocol):
+    readonly: bool
+
+    async def write(self, batch: WriteBatch) -> list[Event]: ...
+
+    async def append(self, agent_id: str, kind: str, payload: dict) -> Event: ...
+
+    def add_commit_hook(self, hook: CommitHook) -> None: ...
+
+    async def start_feed(self) -> int:
+        """Start delivering other writers' events to the hooks; returns the id after
+        which they are delivered (every event up to it is already in the log)."""
+
+    async def tail(self, after: int, limit: int | None = None) -> list[Event]:
+        """Events with id > after, committed by any writer, in id order."""
+
+    async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]: ...
+
+    async def events(self, agent_id: str | None = None, *, after: int = 0,
+                     limit: int | None = None) -> list[Event]: ...
+
+    async def page(self, agent_id: str, kinds: Iterable[str], *, before: int | None = None,
+                   after: int | None = None, limit: int = 100) -> list[Event]: ...
+
+    async def agents(self) -> list[AgentRecord]: ...
+
+    async def unread_counts(self) -> dict[str, int]: ...
+
+    async def count_events(self) -> int: ...
+
+    async def max_event_id(self) -> int: ...
+
+    async def close(self) -> None: ...
+
+
+class Search(Protocol):
+    async def search(self, query: str, ids: Iterable[str], limit: int = 50) -> list[Event]:
+        """Full-text search over the messages of the given agents, best match first."""
+
+
+class SmallState(Protocol):
+    async def token_factors(self) -> dict[str, tuple[float, int]]: ...
+
+    async def acquire_lease(self, agent_id: str, pid: int, host: str) -> Holder | None:
+        """Take (or renew) the agent's lease for this process. Returns None when taken,
+        else the live holder that keeps it (nothing is written then). A lease whose
+        process is gone (same host, no such pid) or that was not renewed for a while is
+        taken over."""
+
+    async def release_lease(self, agent_id: str, pid: int, host: str) -> None: ...
+
+    async def renew_leases(self, agent_ids: Iterable[str], pid: int, host: str) -> None: ...
+
+
+class Persistence(EventLog, Search, SmallState, Protocol):
+    """Everything the session uses: one object per open database."""

@@ -1,0 +1,301 @@
+"""The SQLite event log: group-committed appends and reads (opening: store_open)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from ikigai_tui.core.events import AgentRecord, Event, EventRef, EventRow, WriteBatch
+from ikigai_tui.core.ports import CommitHook, StoreError
+from ikigai_tui.core.sqlite.open import LogFile
+
+__all__ = ["Store", "StoreError", "CommitHook"]
+
+log = logging.getLogger(__name__)
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+ROW_BATCH = 5000
+_AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id, budget"
+_UPDATABLE = {"status", "model", "name"}
+
+
+class Store(LogFile):
+    """An open event log. All writes go through one writer task that batches them."""
+
+    def __init__(self, db: aiosqlite.Connection, path: Path, *, readonly: bool = False) -> None:
+        super().__init__(db, path, readonly=readonly)
+        self._queue: asyncio.Queue[tuple[WriteBatch, asyncio.Future]] = asyncio.Queue()
+        self._writer: asyncio.Task | None = None
+        self._hooks: list[CommitHook] = []
+        self._closed = False
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._writer is not None:
+            await self._queue.join()
+            self._writer.cancel()
+            try:
+                await self._writer
+            except asyncio.CancelledError:
+                pass
+        await self._db.close()
+
+    # -- writing ---------------------------------------------------------------
+
+    def add_commit_hook(self, hook: CommitHook) -> None:
+        """Called after each commit with the new events in id order, before writers resume."""
+        self._hooks.append(hook)
+
+    async def write(self, batch: WriteBatch) -> list[Event]:
+        """Commit a batch atomically; returns its events with their ids. A database that
+        cannot take it (full disk, read-only, damaged) raises StoreError: nothing of the
+        batch is written and everything committed before is kept."""
+        if self._closed:
+            raise StoreError("the database is closed")
+        if self.readonly:
+            raise StoreError(f"cannot write to {self.path}: it was opened read-only")
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((batch, future))
+        return await future
+
+    async def append(self, agent_id: str, kind: str, payload: dict) -> Event:
+        batch = WriteBatch()
+        batch.add(agent_id, kind, payload)
+        return (await self.write(batch))[0]
+
+    async def _write_loop(self) -> None:
+        while True:
+            group = [await self._queue.get()]
+            while not self._queue.empty():
+                group.append(self._queue.get_nowait())
+            try:
+                await self._commit_group(group)
+            finally:
+                for _ in group:
+                    self._queue.task_done()
+
+    async def _commit_group(self, group: list[tuple[WriteBatch, asyncio.Future]]) -> None:
+        live = [(b, f) for b, f in group if not f.cancelled()]
+        if not live:
+            return
+        try:
+            results = await self._commit([b for b, _ in live])
+        except Exception as exc:
+            if len(live) > 1:
+                # One bad batch must not fail the others: retry them one by one.
+                for item in live:
+                    await self._commit_group([item])
+            elif not live[0][1].done():
+                live[0][1].set_exception(exc)
+            return
+        for (_, future), events in zip(live, results):
+            if not future.done():
+                future.set_result(events)
+
+    async def _commit(self, batches: list[WriteBatch]) -> list[list[Event]]:
+        with self._writing():
+            return await self._commit_batches(batches)
+
+    async def _commit_batches(self, batches: list[WriteBatch]) -> list[list[Event]]:
+        db = self._db
+        now = time.time()
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            rows = await db.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM events")
+            next_id = int(list(rows)[0][0]) + 1
+            # Ids are assigned here, under the write lock, so a batch can refer to its own
+            # earlier events (EventRef) in payloads and in agents.fork_event_id.
+            agents: list[AgentRecord] = []
+            results: list[list[Event]] = []
+            params: list[tuple] = []
+            for batch in batches:
+                first = next_id
+                agents.extend(_resolve_agent(a, first, now) for a in batch.new_agents)
+                events = []
+                for ev in batch.events:
+                    payload = _resolve_refs(ev.payload, first)
+                    events.append(Event(next_id, ev.agent_id, ev.kind, payload, now))
+                    params.append((next_id, ev.agent_id, ev.kind, _dumps(payload), now))
+                    next_id += 1
+                results.append(events)
+            if agents:
+                await db.executemany(
+                    f"INSERT INTO agents ({_AGENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [_agent_params(a) for a in agents],
+                )
+            if params:
+                await db.executemany(
+                    "INSERT INTO events (id, agent_id, kind, payload, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    params,
+                )
+            updates = [u for b in batches for u in b.agent_updates]
+            for agent_id, column, value in updates:
+                if column not in _UPDATABLE:
+                    raise ValueError(f"agents.{column} cannot be updated")
+                await db.execute(f"UPDATE agents SET {column} = ? WHERE id = ?", (value, agent_id))
+            factors = [f for b in batches for f in b.factors]
+            if factors:
+                await db.executemany(
+                    "INSERT INTO token_factors (model, factor, samples) VALUES (?, ?, ?) "
+                    "ON CONFLICT(model) DO UPDATE SET factor = excluded.factor, "
+                    "samples = excluded.samples",
+                    factors,
+                )
+            await db.execute("COMMIT")
+        except BaseException:
+            await self._rollback()
+            raise
+        flat = [e for events in results for e in events]
+        for hook in self._hooks:
+            # The transaction is committed: a failing hook must never make the caller
+            # think otherwise (a retry would write the batch twice).
+            try:
+                hook(flat, agents, updates)
+            except Exception:
+                log.exception("commit hook failed")
+        return results
+
+    # -- reading ---------------------------------------------------------------
+
+    async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
+        """One agent's events in log order, decoded; only ids below `upto` when given."""
+        sql = "SELECT id, kind, payload FROM events WHERE agent_id = ?"
+        params: tuple = (agent_id,)
+        if upto is not None:
+            sql += " AND id < ?"
+            params = (agent_id, upto)
+        loads = json.loads
+        out: list[EventRow] = []
+        # Decoded in batches: the raw rows of a long log never all live at once next
+        # to their decoded payloads (half the peak memory of opening 100,000 events).
+        with self._reading():
+            async with self._db.execute(sql + " ORDER BY id", params) as cursor:
+                while rows := await cursor.fetchmany(ROW_BATCH):
+                    out.extend((i, k, loads(p)) for i, k, p in rows)
+        return out
+
+    async def events(
+        self, agent_id: str | None = None, *, after: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        sql = "SELECT id, agent_id, kind, payload, created_at FROM events WHERE id > ?"
+        params: list[Any] = [after]
+        if agent_id is not None:
+            sql += " AND agent_id = ?"
+            params.append(agent_id)
+        sql += " ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = await self._fetch(sql, params)
+        return [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
+
+    async def page(
+        self, agent_id: str, kinds: Iterable[str], *, before: int | None = None,
+        after: int | None = None, limit: int = 100,
+    ) -> list[Event]:
+        """A page of one agent's events of some kinds, in log order: the newest `limit`
+        before `before`, or the oldest `limit` after `after` (for a scrollback)."""
+        wanted = list(kinds)
+        marks = ",".join("?" for _ in wanted)
+        sql = ("SELECT id, agent_id, kind, payload, created_at FROM events "
+               f"WHERE agent_id = ? AND kind IN ({marks})")
+        params: list[Any] = [agent_id, *wanted]
+        if after is not None:
+            sql += " AND id > ? ORDER BY id LIMIT ?"
+            params += [after, limit]
+        else:
+            if before is not None:
+                sql += " AND id < ?"
+                params.append(before)
+            sql += " ORDER BY id DESC LIMIT ?"
+            params.append(limit)
+        rows = await self._fetch(sql, params)
+        events = [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
+        return events if after is not None else events[::-1]
+
+    async def agents(self) -> list[AgentRecord]:
+        rows = await self._fetch(
+            f"SELECT {_AGENT_COLUMNS} FROM agents ORDER BY created_at, rowid"
+        )
+        return [AgentRecord(*r) for r in rows]
+
+    async def unread_counts(self) -> dict[str, int]:
+        """Unread mail per agent: mails received minus mails read (each is read once)."""
+        rows = await self._fetch(
+            "SELECT agent_id, SUM(CASE kind WHEN 'mail' THEN 1 "
+            "ELSE -json_array_length(payload, '$.ids') END) "
+            "FROM events WHERE kind IN ('mail', 'mail_read') GROUP BY agent_id"
+        )
+        return {agent_id: int(n) for agent_id, n in rows if n}
+
+    async def token_factors(self) -> dict[str, tuple[float, int]]:
+        if self.version < 2:  # an older file opened read-only: not migrated, no factors
+            return {}
+        rows = await self._fetch("SELECT model, factor, samples FROM token_factors")
+        return {model: (float(factor), int(samples)) for model, factor, samples in rows}
+
+    async def count_events(self) -> int:
+        rows = await self._fetch("SELECT COUNT(*) FROM events")
+        return int(list(rows)[0][0])
+
+    async def max_event_id(self) -> int:
+        rows = await self._fetch("SELECT COALESCE(MAX(id), 0) FROM events")
+        return int(list(rows)[0][0])
+
+    async def search(self, query: str, ids: Iterable[str], limit: int = 50) -> list[Event]:
+        """Full-text search over the messages of the given agents, best match first."""
+        agent_ids = list(ids)
+        marks = ",".join("?" for _ in agent_ids)
+        rows = await self._fetch(
+            "SELECT e.id, e.agent_id, e.kind, e.payload, e.created_at FROM message_fts f "
+            f"JOIN events e ON e.id = f.rowid WHERE message_fts MATCH ? AND e.agent_id IN ({marks}) "
+            "ORDER BY bm25(message_fts) LIMIT ?",
+            [query, *agent_ids, limit],
+        )
+        return [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
+
+    async def integrity_check(self) -> str:
+        rows = await self._fetch("PRAGMA integrity_check")
+        return str(list(rows)[0][0])
+
+    async def integrity_problems(self, limit: int = 100) -> list[str]:
+        """SQLite's full integrity check: [] when the file is sound, else its findings.
+        Reads every page: for `ikigai check`, never on an ordinary open."""
+        rows = await self._fetch(f"PRAGMA integrity_check({int(limit)})")
+        found = [str(r[0]) for r in rows]
+        return [] if found == ["ok"] else found
+
+
+def _agent_params(agent: AgentRecord) -> tuple:
+    return (
+        agent.id, agent.parent_id, agent.name, agent.model, agent.status,
+        agent.created_at, agent.fork_event_id, agent.budget,
+    )
+
+
+def _resolve_agent(agent: AgentRecord, first_id: int, now: float) -> AgentRecord:
+    fork = agent.fork_event_id
+    if isinstance(fork, EventRef):
+        fork = first_id + fork.index
+    return AgentRecord(
+        agent.id, agent.parent_id, agent.name, agent.model, agent.status,
+        agent.created_at or now, fork, agent.budget,
+    )
+
+
+def _resolve_refs(payload: dict, first_id: int) -> dict:
+    if not any(isinstance(v, EventRef) for v in payload.values()):
+        return payload
+    return {k: (first_id + v.index if isinstance(v, EventRef) else v) for k, v in payload.items()}
+
