@@ -68,10 +68,12 @@ class Session:
         session = cls(store, providers, settings)
         if new_id is not None:
             session.new_id = new_id  # type: ignore[method-assign]
+        # Other processes' events reach _on_commit from here on: those after `seen`.
+        seen = await store.start_feed()
         for rec in await store.agents():
             session.tree.add(AgentRuntime.from_record(rec))
         session.factors = await store.token_factors()
-        for agent_id, count in (await store.unread_counts()).items():
+        for agent_id, count in (await store.unread_counts(upto=seen)).items():
             if agent_id in session.tree:
                 session.tree[agent_id].unread = count
         if session.tree.root is None and create_root:
@@ -194,7 +196,9 @@ class Session:
         for event in events:
             if event.agent_id in self._loading:
                 self._loading[event.agent_id].append(event)
-            agent = self.tree[event.agent_id]
+            agent = self.tree.agents.get(event.agent_id)
+            if agent is None:  # never: the feed delivers an event's agent with it
+                continue
             payload = event.payload
             if event.kind == "fork" and "child" in payload and agent.replayer is not None:
                 # The child inherits the parent's context exactly as of this event.
@@ -205,10 +209,14 @@ class Session:
                     self._bases[event.agent_id] = base
                     agent.replayer = Replayer(base)
             if agent.replayer is not None:
-                agent.replayer.apply(event.row)
-                agent.unread = len(agent.replayer.unread)
+                history = agent.replayer.history
+                if not history or history[-1][0] < event.id:  # not read with its log
+                    agent.replayer.apply(event.row)
+                    agent.unread = len(agent.replayer.unread)
             elif event.kind == "mail":
                 agent.unread += 1
+            elif event.kind == "mail_read":  # read by another process
+                agent.unread = max(0, agent.unread - len(payload.get("ids", ())))
         if events:
             self.notify(EventsCommitted(events))
         for agent_id in {e.agent_id for e in events} | {a.id for a in agents}:

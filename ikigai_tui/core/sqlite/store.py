@@ -14,6 +14,10 @@ import aiosqlite
 
 from ikigai_tui.core.events import AgentRecord, Event, EventRef, EventRow, WriteBatch
 from ikigai_tui.core.ports import CommitHook, StoreError
+from ikigai_tui.core.sqlite.feed import (
+    FALLBACK_TICKS, POLL_INTERVAL, TAIL_BATCH, Delivery, data_version, foreign, read_after,
+    wal_signature,
+)
 from ikigai_tui.core.sqlite.open import LogFile
 
 __all__ = ["Store", "StoreError", "CommitHook"]
@@ -34,11 +38,23 @@ class Store(LogFile):
         self._writer: asyncio.Task | None = None
         self._hooks: list[CommitHook] = []
         self._closed = False
+        # The change feed (see feed.py): the last id handed to the hooks, None until
+        # start_feed; the lock keeps a poll and a commit from delivering at once.
+        self._high: int | None = None
+        self._version = 0
+        self._feed_lock = asyncio.Lock()
+        self._poller: asyncio.Task | None = None
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._poller is not None:
+            self._poller.cancel()
+            try:
+                await self._poller
+            except asyncio.CancelledError:
+                pass
         if self._writer is not None:
             await self._queue.join()
             self._writer.cancel()
@@ -103,8 +119,75 @@ class Store(LogFile):
                 future.set_result(events)
 
     async def _commit(self, batches: list[WriteBatch]) -> list[list[Event]]:
-        with self._writing():
-            return await self._commit_batches(batches)
+        async with self._feed_lock:
+            with self._writing():
+                return await self._commit_batches(batches)
+
+    # -- the change feed -------------------------------------------------------
+
+    async def start_feed(self, interval: float = POLL_INTERVAL) -> int:
+        """From now on the hooks also get other writers' events (polled every
+        `interval` seconds); returns the last id of the log as of now."""
+        async with self._feed_lock:
+            with self._reading():
+                self._version = await data_version(self._db)
+                rows = await self._db.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM events")
+                self._high = int(list(rows)[0][0])
+        if self._poller is None and not self.immutable:
+            self._poller = asyncio.get_running_loop().create_task(self._poll(interval))
+        return self._high
+
+    async def _poll(self, interval: float) -> None:
+        signature = wal_signature(self.path)
+        ticks = 0
+        while True:
+            await asyncio.sleep(interval)
+            ticks += 1
+            now = wal_signature(self.path)
+            if now == signature and ticks < FALLBACK_TICKS:
+                continue
+            signature, ticks = now, 0
+            try:
+                await self.catch_up()
+            except StoreError as exc:  # a damaged page, say: the next commit says it too
+                log.warning("reading other writers' events failed: %s", exc)
+
+    async def catch_up(self) -> int:
+        """Hand the hooks what other writers committed since the last delivery, in id
+        order; returns how many events that was."""
+        if self._high is None or self._closed:
+            return 0
+        count = 0
+        async with self._feed_lock:
+            with self._reading():
+                version = await data_version(self._db)
+                if version == self._version:
+                    return 0
+                self._version = version
+                while True:
+                    delivery = await foreign(self._db, self._high, TAIL_BATCH)
+                    if not delivery[0]:
+                        break
+                    self._high = delivery[0][-1].id
+                    self._deliver(delivery)
+                    count += len(delivery[0])
+                    if len(delivery[0]) < TAIL_BATCH:
+                        break
+        return count
+
+    async def tail(self, after: int, limit: int | None = None) -> list[Event]:
+        """Events with id > after, committed by any writer, in id order."""
+        with self._reading():
+            return await read_after(self._db, after, limit)
+
+    def _deliver(self, delivery: Delivery) -> None:
+        for hook in self._hooks:
+            # The transaction is committed: a failing hook must never make the caller
+            # think otherwise (a retry would write the batch twice).
+            try:
+                hook(*delivery)
+            except Exception:
+                log.exception("commit hook failed")
 
     async def _commit_batches(self, batches: list[WriteBatch]) -> list[list[Event]]:
         db = self._db
@@ -113,6 +196,10 @@ class Store(LogFile):
         try:
             rows = await db.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM events")
             next_id = int(list(rows)[0][0]) + 1
+            # Other writers' events not delivered yet go to the hooks first: id order.
+            prior: Delivery | None = None
+            if self._high is not None and next_id - 1 > self._high:
+                prior = await foreign(db, self._high)
             # Ids are assigned here, under the write lock, so a batch can refer to its own
             # earlier events (EventRef) in payloads and in agents.fork_event_id.
             agents: list[AgentRecord] = []
@@ -156,14 +243,11 @@ class Store(LogFile):
         except BaseException:
             await self._rollback()
             raise
-        flat = [e for events in results for e in events]
-        for hook in self._hooks:
-            # The transaction is committed: a failing hook must never make the caller
-            # think otherwise (a retry would write the batch twice).
-            try:
-                hook(flat, agents, updates)
-            except Exception:
-                log.exception("commit hook failed")
+        if prior is not None:
+            self._deliver(prior)
+        if self._high is not None:
+            self._high = next_id - 1
+        self._deliver(([e for events in results for e in events], agents, updates))
         return results
 
     # -- reading ---------------------------------------------------------------
@@ -230,12 +314,14 @@ class Store(LogFile):
         )
         return [AgentRecord(*r) for r in rows]
 
-    async def unread_counts(self) -> dict[str, int]:
-        """Unread mail per agent: mails received minus mails read (each is read once)."""
+    async def unread_counts(self, upto: int | None = None) -> dict[str, int]:
+        """Unread mail per agent: mails received minus mails read (each is read once),
+        counting the events up to id `upto` when given."""
         rows = await self._fetch(
             "SELECT agent_id, SUM(CASE kind WHEN 'mail' THEN 1 "
             "ELSE -json_array_length(payload, '$.ids') END) "
-            "FROM events WHERE kind IN ('mail', 'mail_read') GROUP BY agent_id"
+            "FROM events WHERE kind IN ('mail', 'mail_read') AND id <= ? GROUP BY agent_id",
+            [upto if upto is not None else 2**63 - 1],
         )
         return {agent_id: int(n) for agent_id, n in rows if n}
 

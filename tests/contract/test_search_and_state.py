@@ -1,0 +1,41 @@
+"""Search and small state (token factors) through the ports."""
+
+from __future__ import annotations
+
+from ikigai_tui.core.events import WriteBatch
+from tests.contract.test_event_log import with_agents
+
+
+async def test_search_finds_messages_of_the_given_agents_only(backend):
+    log = await with_agents(backend, "a", "b")
+    try:
+        batch = WriteBatch()
+        batch.add("a", "user", {"content": "the quick brown fox"})
+        batch.add("b", "user", {"content": "a quick red fox"})
+        batch.add("a", "mark", {"name": "fox"})
+        events = await log.write(batch)
+        assert await log.search("fox", ["a"]) == [events[0]]
+        assert {e.id for e in await log.search("quick", ["a", "b"])} == {events[0].id, events[1].id}
+        assert await log.search("nothing", ["a", "b"]) == []
+    finally:
+        await log.close()
+
+
+async def test_token_factors_are_kept_per_model_and_replaced(backend):
+    log = await with_agents(backend, "a")
+    try:
+        assert await log.token_factors() == {}
+        batch = WriteBatch()
+        batch.factors.append(("m", 1.25, 3))
+        await log.write(batch)
+        batch = WriteBatch()
+        batch.factors.append(("m", 1.5, 4))
+        batch.factors.append(("n", 0.9, 1))
+        await log.write(batch)
+        again = await backend.open()
+        try:
+            assert await again.token_factors() == {"m": (1.5, 4), "n": (0.9, 1)}
+        finally:
+            await again.close()
+    finally:
+        await log.close()
