@@ -42,7 +42,8 @@ class Printer:
         if isinstance(notice, StreamDelta) and notice.agent_id == self.focus:
             self.out.write(notice.text)
             self.streaming = True
-        elif isinstance(notice, EventsCommitted):
+        elif isinstance(notice, EventsCommitted) and not notice.foreign:
+            # What another process writes is that process's to print.
             for event in notice.events:
                 self._event(event)
         elif isinstance(notice, TurnFinished) and notice.agent_id == self.focus:

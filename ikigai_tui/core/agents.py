@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.events import AgentRecord
+from ikigai_tui.core.events import AgentRecord, Event
 from ikigai_tui.core.replay import Replayer
 
 SHORT_ID = 6
@@ -130,3 +130,30 @@ class AgentTree:
             raise CommandError(f"no agent named or with id starting '{ref}'. See /agents.")
         shown = ", ".join(self.short_id(a.id) for a in matches[:5])
         raise CommandError(f"'{ref}' matches several agents ({shown}); give more of the id")
+
+
+def derive_agents(events: Iterable[Event], roots: Iterable[AgentRecord]) -> list[AgentRecord]:
+    """The agents rows as the log says them: a pure function of the events (those of
+    kinds fork, model, kill, rename are enough) and each root's genesis record (its id,
+    creation time and first model: a root has no fork event to carry them).
+
+    A child comes from its own `fork` event (parent, parent_event, name, model, budget,
+    the event's time); a `model` event changes the model, a `kill` makes it dead, a
+    `rename` its name. (Older fork events carry no name: the
+    store's rebuild keeps such a child's name from its row.)"""
+    out: dict[str, AgentRecord] = {r.id: r._replace(status="idle") for r in roots}
+    for e in events:
+        p = e.payload
+        if e.kind == "fork" and "parent" in p and e.agent_id not in out:
+            out[e.agent_id] = AgentRecord(
+                e.agent_id, p["parent"], p.get("name"), p.get("model") or "", "idle",
+                e.created_at, p.get("parent_event"), p.get("budget"))
+        elif e.agent_id not in out:
+            continue
+        elif e.kind == "model" and p.get("model"):
+            out[e.agent_id] = out[e.agent_id]._replace(model=p["model"])
+        elif e.kind == "kill":
+            out[e.agent_id] = out[e.agent_id]._replace(status="dead")
+        elif e.kind == "rename" and p.get("name"):
+            out[e.agent_id] = out[e.agent_id]._replace(name=p["name"])
+    return list(out.values())

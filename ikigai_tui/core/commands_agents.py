@@ -65,6 +65,7 @@ async def fork(c: CommandContext) -> CommandResult:
     c.add("fork", {
         "parent": c.agent.id, "parent_event": EventRef(parent_side), "mark": mark_name,
         "mark_event": mark_event, "model": model, "budget": c.services.budget_of(c.agent),
+        "name": name,  # so that the agents rows can be rebuilt from the log
     }, agent_id=child_id)
     if prompt:
         c.add("user", {"content": prompt}, agent_id=child_id)

@@ -13,6 +13,7 @@ from ikigai_tui.core.events import Event
 
 class EventsCommitted(NamedTuple):
     events: list[Event]
+    foreign: bool = False  # committed by another process (arrived through the feed)
 
 
 class AgentChanged(NamedTuple):

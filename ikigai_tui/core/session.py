@@ -58,7 +58,7 @@ class Session:
         self.commands = CommandBus(REGISTRY, READ_ONLY, services=self._services,
                                    replayer=self.replayer, commit=self._commit_command,
                                    dead_error=self._dead_error)
-        store.add_commit_hook(self._on_commit)
+        store.add_commit_hook(self._on_commit, with_origin=True)
 
     # -- opening ---------------------------------------------------------------
 
@@ -186,7 +186,9 @@ class Session:
         history = agent.replayer.history
         return history[:bisect_left(history, upto, key=itemgetter(0))]
 
-    def _on_commit(self, events: list[Event], agents: list[AgentRecord], updates: list) -> None:
+    def _on_commit(self, events: list[Event], agents: list[AgentRecord], updates: list,
+                   foreign: bool = False) -> None:
+        """Every committed event, this process's or (foreign) another's, in id order, once."""
         for rec in agents:
             if rec.id not in self.tree:
                 self.tree.add(AgentRuntime.from_record(rec))
@@ -218,7 +220,7 @@ class Session:
             elif event.kind == "mail_read":  # read by another process
                 agent.unread = max(0, agent.unread - len(payload.get("ids", ())))
         if events:
-            self.notify(EventsCommitted(events))
+            self.notify(EventsCommitted(events, foreign))
         for agent_id in {e.agent_id for e in events} | {a.id for a in agents}:
             self.notify(AgentChanged(agent_id))
 

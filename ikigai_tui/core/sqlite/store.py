@@ -36,7 +36,7 @@ class Store(LogFile):
         super().__init__(db, path, readonly=readonly)
         self._queue: asyncio.Queue[tuple[WriteBatch, asyncio.Future]] = asyncio.Queue()
         self._writer: asyncio.Task | None = None
-        self._hooks: list[CommitHook] = []
+        self._hooks: list[tuple[CommitHook, bool]] = []
         self._closed = False
         # The change feed (see feed.py): the last id handed to the hooks, None until
         # start_feed; the lock keeps a poll and a commit from delivering at once.
@@ -66,9 +66,11 @@ class Store(LogFile):
 
     # -- writing ---------------------------------------------------------------
 
-    def add_commit_hook(self, hook: CommitHook) -> None:
-        """Called after each commit with the new events in id order, before writers resume."""
-        self._hooks.append(hook)
+    def add_commit_hook(self, hook: CommitHook, *, with_origin: bool = False) -> None:
+        """Called after each commit with the new events in id order, before writers
+        resume; after start_feed, with other writers' events too. With with_origin the
+        hook gets a fourth argument: True for other writers' events."""
+        self._hooks.append((hook, with_origin))
 
     async def write(self, batch: WriteBatch) -> list[Event]:
         """Commit a batch atomically; returns its events with their ids. A database that
@@ -169,7 +171,7 @@ class Store(LogFile):
                     if not delivery[0]:
                         break
                     self._high = delivery[0][-1].id
-                    self._deliver(delivery)
+                    self._deliver(delivery, foreign=True)
                     count += len(delivery[0])
                     if len(delivery[0]) < TAIL_BATCH:
                         break
@@ -180,12 +182,15 @@ class Store(LogFile):
         with self._reading():
             return await read_after(self._db, after, limit)
 
-    def _deliver(self, delivery: Delivery) -> None:
-        for hook in self._hooks:
+    def _deliver(self, delivery: Delivery, foreign: bool = False) -> None:
+        for hook, with_origin in self._hooks:
             # The transaction is committed: a failing hook must never make the caller
             # think otherwise (a retry would write the batch twice).
             try:
-                hook(*delivery)
+                if with_origin:
+                    hook(*delivery, foreign)
+                else:
+                    hook(*delivery)
             except Exception:
                 log.exception("commit hook failed")
 
@@ -244,7 +249,7 @@ class Store(LogFile):
             await self._rollback()
             raise
         if prior is not None:
-            self._deliver(prior)
+            self._deliver(prior, foreign=True)
         if self._high is not None:
             self._high = next_id - 1
         self._deliver(([e for events in results for e in events], agents, updates))
