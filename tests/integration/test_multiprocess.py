@@ -331,3 +331,80 @@ def test_an_agent_made_by_another_process_appears_and_takes_mail(tmp_path):
             await store.close()
 
     asyncio.run(scenario())
+
+
+def _leases(db: Path) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT agent_id, pid, host FROM leases").fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_second_process_running_a_turn_of_a_busy_agent_is_refused_at_once(tmp_path):
+    """Two processes, one agent: while the first runs a (slow) turn, the second is
+    refused before anything is written, with one line naming the holder; exit 1."""
+    import socket
+
+    db = tmp_path / "busy.db"
+    setup = _ikigai(db, "run", stdin=subprocess.PIPE)
+    _, err = setup.communicate("/fork --name worker\n", timeout=60)
+    assert setup.returncode == 0, err
+    slow = _ikigai(db, "run", "--agent", "worker", stdin=subprocess.PIPE,
+                   env=_env(IKIGAI_OFFLINE_DELAY="0.1"))
+    assert slow.stdin is not None
+    slow.stdin.write("a long question " + "word " * 30 + "\n")
+    slow.stdin.close()
+    try:
+        deadline = time.monotonic() + 30
+        while not _leases(db):
+            assert time.monotonic() < deadline and slow.poll() is None, "no lease taken"
+            time.sleep(0.02)
+        (agent_id, pid, host), = _leases(db)
+        assert pid == slow.pid and host == socket.gethostname()
+        events_before = len(_rows(db))
+        started = time.monotonic()
+        second = run_ikigai_quick(db, "--agent", "worker", input="me too\n")
+        refused_in = time.monotonic() - started
+        assert second.returncode == 1
+        assert second.stderr.strip().splitlines() == [
+            f"Error: agent worker ({agent_id[:6]}) is busy in another ikigai process "
+            f"(pid {slow.pid} on {host})"]
+        assert "Offline model here" not in second.stdout
+        assert not any(p.get("content") == "me too" for _, _, _, p in _rows(db))
+        assert len(_rows(db)) >= events_before
+        assert refused_in < 30  # at once: not after the first one's turn (3+ s)
+        assert slow.poll() is None, "the refusal came after the turn, not during it"
+    finally:
+        out, err = _finish(slow)
+    assert slow.returncode == 0, err
+    assert _leases(db) == []  # released at the turn's end
+    # Free again: the second process runs its turn now.
+    again = run_ikigai_quick(db, "--agent", "worker", input="me too\n")
+    assert again.returncode == 0, again.stderr
+    assert 'You said: "me too"' in again.stdout
+
+
+def run_ikigai_quick(db: Path, *args: str, input: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ikigai_tui", "--db", str(db), "run", *args],
+                          input=input, capture_output=True, text=True, timeout=60)
+
+
+def test_a_lease_whose_process_died_is_taken_over(tmp_path):
+    import socket
+
+    db = tmp_path / "dead.db"
+    first = run_ikigai_quick(db, input="hello\n")
+    assert first.returncode == 0, first.stderr
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    root_id = _agents(db)["root"][0]
+    conn = sqlite3.connect(db, isolation_level=None)
+    now = time.time()
+    conn.execute("INSERT INTO leases VALUES (?, ?, ?, ?, ?)",
+                 (root_id, gone.pid, socket.gethostname(), now, now))
+    conn.close()
+    second = run_ikigai_quick(db, input="after a crash\n")
+    assert second.returncode == 0, second.stderr
+    assert 'You said: "after a crash"' in second.stdout
+    assert _leases(db) == []

@@ -333,7 +333,7 @@ def test_exact_models_learn_no_factor():
     from ikigai_tui.core.session import Session, SessionSettings
 
     class _NoStore:
-        def add_commit_hook(self, hook):
+        def add_commit_hook(self, hook, **options):
             pass
 
     session = Session(_NoStore(), None, SessionSettings())

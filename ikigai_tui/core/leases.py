@@ -1,0 +1,64 @@
+"""This process's leases on the agents whose turns it runs (see core/sqlite/leases.py):
+taken before a turn's first write, renewed while it runs, released when it ends, so that
+two processes never run a turn of one agent at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+
+from ikigai_tui.core.ports import Holder, StoreError
+
+log = logging.getLogger(__name__)
+
+RENEW = 15.0  # seconds; well inside the store's STALE
+
+
+class LeaseKeeper:
+    def __init__(self, store) -> None:
+        self.store = store
+        self.pid = os.getpid()
+        self.host = socket.gethostname()
+        self.held: set[str] = set()
+        self._renewer: asyncio.Task | None = None
+
+    async def take(self, agent_id: str) -> Holder | None:
+        """None when this process holds the agent's lease now; else who keeps it."""
+        if agent_id in self.held:
+            return None
+        holder = await self.store.acquire_lease(agent_id, self.pid, self.host)
+        if holder is None:
+            self.held.add(agent_id)
+            if self._renewer is None or self._renewer.done():
+                self._renewer = asyncio.get_running_loop().create_task(self._renew())
+        return holder
+
+    async def release(self, agent_id: str) -> None:
+        if agent_id not in self.held:
+            return
+        self.held.discard(agent_id)
+        try:
+            await self.store.release_lease(agent_id, self.pid, self.host)
+        except StoreError as exc:  # a full disk, a closed store: the lease goes stale
+            log.warning("releasing the lease on %s failed: %s", agent_id, exc)
+
+    async def _renew(self) -> None:
+        while self.held:
+            await asyncio.sleep(RENEW)
+            try:
+                await self.store.renew_leases(list(self.held), self.pid, self.host)
+            except StoreError as exc:
+                log.warning("renewing leases failed: %s", exc)
+
+    async def close(self) -> None:
+        for agent_id in list(self.held):
+            await self.release(agent_id)
+        if self._renewer is not None:
+            self._renewer.cancel()
+
+
+def busy_message(label: str, holder: Holder) -> str:
+    return (f"agent {label} is busy in another ikigai process "
+            f"(pid {holder.pid} on {holder.host})")
