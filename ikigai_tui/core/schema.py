@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Message text indexed for /recall: content for most kinds, the arguments of a tool call.
 _FTS_TEXT = (
@@ -77,5 +77,15 @@ MIGRATIONS: dict[int, list[str]] = {
         f"""CREATE TRIGGER events_fts AFTER INSERT ON events
            WHEN new.kind IN ('system', 'user', 'assistant', 'tool_call', 'tool_result')
            BEGIN INSERT INTO message_fts(rowid, text) VALUES (new.id, {_FTS_BOUNDED}); END""",
+    ],
+    # Leases: which process runs a turn of which agent (see core/sqlite/leases.py).
+    4: [
+        """CREATE TABLE leases (
+            agent_id TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            renewed_at REAL NOT NULL
+        )""",
     ],
 }

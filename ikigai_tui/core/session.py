@@ -19,12 +19,13 @@ from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.command_bus import CommandBus, Pending
 from ikigai_tui.core.command_context import CommandServices
 from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
+from ikigai_tui.core.leases import LeaseKeeper, busy_message
 from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.context import ContextService, Plan
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
-from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice
+from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
 from ikigai_tui.core.ports import ConflictError, StoreError
 from ikigai_tui.core.proposals import Reviewer, Verdict
 from ikigai_tui.core.provider import ProviderError, ProviderFactory
@@ -59,6 +60,7 @@ class Session:
                                    replayer=self.replayer, commit=self._commit_command,
                                    dead_error=self._dead_error)
         store.add_commit_hook(self._on_commit, with_origin=True)
+        self.leases = LeaseKeeper(store)  # one process at a time runs an agent's turn
 
     # -- opening ---------------------------------------------------------------
 
@@ -101,6 +103,7 @@ class Session:
 
     async def close(self) -> None:
         await self.cancel_turns([a.id for a in self.tree if a.task is not None])
+        await self.leases.close()
 
     # -- state -----------------------------------------------------------------
 
@@ -323,9 +326,15 @@ class Session:
             raise CommandError(f"agent {self.tree.label(agent_id)} is still working")
         if (await self.measure(agent_id)).state == "full":
             raise CommandError(CONTEXT_FULL)
+        if (holder := await self.leases.take(agent_id)) is not None:  # before any write
+            raise CommandError(busy_message(self.tree.label(agent_id), holder))
         batch = WriteBatch()
         batch.add(agent_id, "user", {"content": text})
-        await self.commit(batch)
+        try:
+            await self.commit(batch)
+        except BaseException:
+            await self.leases.release(agent_id)
+            raise
         return self.start_turn(agent_id)
 
     # -- turns -----------------------------------------------------------------
@@ -337,8 +346,28 @@ class Session:
         agent.in_turn = True
         agent.status = "working"
         self.notify(AgentChanged(agent_id))
-        agent.task = asyncio.get_running_loop().create_task(run_turn(self, agent))
+        agent.task = asyncio.get_running_loop().create_task(self._leased(run_turn, agent))
         return agent.task
+
+    async def _leased(self, run_turn, agent: AgentRuntime) -> bool:
+        """The turn, holding the agent's lease (say took it already; a fork's child or a
+        pending message at open take it here); another process's lease ends it at once."""
+        try:
+            holder = await self.leases.take(agent.id)
+        except BaseException:
+            agent.in_turn = False
+            agent.status = "idle"
+            raise
+        if holder is not None:
+            agent.in_turn = False
+            agent.status = "idle"
+            self.notify(ErrorNotice(agent.id, busy_message(self.tree.label(agent.id), holder)))
+            self.notify(AgentChanged(agent.id))
+            return False
+        try:
+            return await run_turn(self, agent)
+        finally:
+            await self.leases.release(agent.id)
 
     def start_if_pending(self, agent_id: str) -> asyncio.Task | None:
         """Start a turn if the context ends with an unanswered user message."""

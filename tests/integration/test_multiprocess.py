@@ -350,11 +350,10 @@ def test_a_second_process_running_a_turn_of_a_busy_agent_is_refused_at_once(tmp_
     setup = _ikigai(db, "run", stdin=subprocess.PIPE)
     _, err = setup.communicate("/fork --name worker\n", timeout=60)
     assert setup.returncode == 0, err
-    slow = _ikigai(db, "run", "--agent", "worker", stdin=subprocess.PIPE,
+    script = tmp_path / "slow.txt"
+    script.write_text("a long question " + "word " * 30 + "\n")
+    slow = _ikigai(db, "run", "--agent", "worker", "--script", str(script),
                    env=_env(IKIGAI_OFFLINE_DELAY="0.1"))
-    assert slow.stdin is not None
-    slow.stdin.write("a long question " + "word " * 30 + "\n")
-    slow.stdin.close()
     try:
         deadline = time.monotonic() + 30
         while not _leases(db):

@@ -30,11 +30,16 @@ import hashlib
 import json
 import os
 import sys
+from pathlib import Path
 
-from ikigai_tui.core.events import WriteBatch
-from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.store import Store
-from ikigai_tui.llm.providers import Providers
+# The checkout this script belongs to, not whichever ikigai_tui is installed (a git
+# worktree's tests must run its own code in their child processes too).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from ikigai_tui.core.events import WriteBatch  # noqa: E402
+from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
+from ikigai_tui.core.store import Store  # noqa: E402
+from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 
 def payload_digest(payload: dict) -> str:
