@@ -37,11 +37,16 @@ def keeps(holder: Holder, host: str, now: float) -> bool:
 
 
 class Leases:
-    """Mixed into the SQLite store: needs _db, _writing, _rollback, version."""
+    """Mixed into the SQLite store: needs _db, _lock (one transaction at a time on the
+    connection, shared with the writer), _writing, _rollback."""
 
     async def acquire_lease(self, agent_id: str, pid: int, host: str) -> Holder | None:
         db = self._db  # type: ignore[attr-defined]
         now = time.time()
+        async with self._lock:  # type: ignore[attr-defined]
+            return await self._acquire(db, agent_id, pid, host, now)
+
+    async def _acquire(self, db, agent_id: str, pid: int, host: str, now: float) -> Holder | None:
         with self._writing():  # type: ignore[attr-defined]
             await db.execute("BEGIN IMMEDIATE")
             try:
@@ -66,20 +71,22 @@ class Leases:
         return None
 
     async def release_lease(self, agent_id: str, pid: int, host: str) -> None:
-        with self._writing():  # type: ignore[attr-defined]
-            await self._db.execute(  # type: ignore[attr-defined]
-                "DELETE FROM leases WHERE agent_id = ? AND pid = ? AND host = ?",
-                (agent_id, pid, host))
+        async with self._lock:  # type: ignore[attr-defined]
+            with self._writing():  # type: ignore[attr-defined]
+                await self._db.execute(  # type: ignore[attr-defined]
+                    "DELETE FROM leases WHERE agent_id = ? AND pid = ? AND host = ?",
+                    (agent_id, pid, host))
 
     async def renew_leases(self, agent_ids: Iterable[str], pid: int, host: str) -> None:
         ids = list(agent_ids)
         if not ids:
             return
         marks = ",".join("?" for _ in ids)
-        with self._writing():  # type: ignore[attr-defined]
-            await self._db.execute(  # type: ignore[attr-defined]
-                f"UPDATE leases SET renewed_at = ? WHERE pid = ? AND host = ? "
-                f"AND agent_id IN ({marks})", (time.time(), pid, host, *ids))
+        async with self._lock:  # type: ignore[attr-defined]
+            with self._writing():  # type: ignore[attr-defined]
+                await self._db.execute(  # type: ignore[attr-defined]
+                    f"UPDATE leases SET renewed_at = ? WHERE pid = ? AND host = ? "
+                    f"AND agent_id IN ({marks})", (time.time(), pid, host, *ids))
 
     async def lease_holder(self, agent_id: str) -> Holder | None:
         rows = await self._fetch(  # type: ignore[attr-defined]

@@ -32,6 +32,12 @@ async def rebuild_agents(store) -> list[AgentRecord]:
             rec = rec._replace(name=old.name)
         derived.append(rec)
     db = store._db
+    async with store._lock:
+        await _write(store, db, derived)
+    return derived
+
+
+async def _write(store, db, derived: list[AgentRecord]) -> None:
     with store._writing():
         await db.execute("BEGIN IMMEDIATE")
         try:
@@ -44,4 +50,3 @@ async def rebuild_agents(store) -> list[AgentRecord]:
         except BaseException:
             await store._rollback()
             raise
-    return derived

@@ -40,10 +40,11 @@ class Store(Leases, LogFile):
         self._hooks: list[tuple[CommitHook, bool]] = []
         self._closed = False
         # The change feed (see feed.py): the last id handed to the hooks, None until
-        # start_feed; the lock keeps a poll and a commit from delivering at once.
+        # start_feed. The lock: one transaction at a time on this connection (commits,
+        # leases), and never a poll's delivery during a commit's.
         self._high: int | None = None
         self._version = 0
-        self._feed_lock = asyncio.Lock()
+        self._lock = asyncio.Lock()
         self._poller: asyncio.Task | None = None
 
     async def close(self) -> None:
@@ -122,7 +123,7 @@ class Store(Leases, LogFile):
                 future.set_result(events)
 
     async def _commit(self, batches: list[WriteBatch]) -> list[list[Event]]:
-        async with self._feed_lock:
+        async with self._lock:
             with self._writing():
                 return await self._commit_batches(batches)
 
@@ -131,7 +132,7 @@ class Store(Leases, LogFile):
     async def start_feed(self, interval: float = POLL_INTERVAL) -> int:
         """From now on the hooks also get other writers' events (polled every
         `interval` seconds); returns the last id of the log as of now."""
-        async with self._feed_lock:
+        async with self._lock:
             with self._reading():
                 self._version = await data_version(self._db)
                 rows = await self._db.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM events")
@@ -161,7 +162,7 @@ class Store(Leases, LogFile):
         if self._high is None or self._closed:
             return 0
         count = 0
-        async with self._feed_lock:
+        async with self._lock:
             with self._reading():
                 version = await data_version(self._db)
                 if version == self._version:
