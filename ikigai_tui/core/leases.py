@@ -23,11 +23,14 @@ class LeaseKeeper:
         self.host = socket.gethostname()
         self.held: set[str] = set()
         self._renewer: asyncio.Task | None = None
+        self._releasing: dict[str, asyncio.Task] = {}
 
     async def take(self, agent_id: str) -> Holder | None:
         """None when this process holds the agent's lease now; else who keeps it."""
         if agent_id in self.held:
             return None
+        if (pending := self._releasing.get(agent_id)) is not None:
+            await asyncio.shield(pending)  # never let a late release undo this take
         holder = await self.store.acquire_lease(agent_id, self.pid, self.host)
         if holder is None:
             self.held.add(agent_id)
@@ -36,13 +39,26 @@ class LeaseKeeper:
         return holder
 
     async def release(self, agent_id: str) -> None:
+        if agent_id in self.held:
+            self.held.discard(agent_id)
+            await self._drop(agent_id)
+
+    async def _drop(self, agent_id: str) -> None:
+        try:
+            await self.store.release_lease(agent_id, self.pid, self.host)
+        except Exception as exc:  # a full disk, a closed store: the lease goes stale
+            log.warning("releasing the lease on %s failed: %s", agent_id, exc)
+
+    def release_soon(self, agent_id: str) -> None:
+        """Release without holding up the caller (a turn ends at once; the write follows,
+        and a take of the same agent waits for it)."""
         if agent_id not in self.held:
             return
         self.held.discard(agent_id)
-        try:
-            await self.store.release_lease(agent_id, self.pid, self.host)
-        except StoreError as exc:  # a full disk, a closed store: the lease goes stale
-            log.warning("releasing the lease on %s failed: %s", agent_id, exc)
+        task = asyncio.get_running_loop().create_task(self._drop(agent_id))
+        self._releasing[agent_id] = task
+        task.add_done_callback(lambda _: self._releasing.pop(agent_id, None)
+                               if self._releasing.get(agent_id) is task else None)
 
     async def _renew(self) -> None:
         while self.held:
@@ -53,6 +69,8 @@ class LeaseKeeper:
                 log.warning("renewing leases failed: %s", exc)
 
     async def close(self) -> None:
+        if self._releasing:
+            await asyncio.gather(*self._releasing.values(), return_exceptions=True)
         for agent_id in list(self.held):
             await self.release(agent_id)
         if self._renewer is not None:

@@ -367,7 +367,7 @@ class Session:
         try:
             return await run_turn(self, agent)
         finally:
-            await self.leases.release(agent.id)
+            self.leases.release_soon(agent.id)
 
     def start_if_pending(self, agent_id: str) -> asyncio.Task | None:
         """Start a turn if the context ends with an unanswered user message."""
