@@ -13,6 +13,7 @@ import subprocess
 import sys
 import termios
 import time
+from pathlib import Path
 
 import pytest
 
@@ -111,6 +112,9 @@ def launch(tmp_path):
             env.pop(name, None)
         env.update(TERM="xterm-256color", COLUMNS=str(COLS), LINES=str(ROWS))
         env.update(env_extra or {})
+        # The checkout under test, not whichever ikigai_tui is installed (a worktree).
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH")) if p)
         proc = subprocess.Popen(
             [sys.executable, "-m", "ikigai_tui", "--db", str(db)],
             stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path,
