@@ -176,17 +176,23 @@ async def _open_forget_preview(bench):
     return app
 
 
+async def _preview_forget_4_5(app, pilot) -> tuple[str, list[int]]:
+    """Type `/forget --ids 4,5` and wait for its preview; (root id, context before)."""
+    await settle(pilot)
+    root = app.focused_agent
+    before = list((await app.session.replayer(root)).ctx)
+    await type_text(pilot, "/forget --ids 4,5")
+    await pilot.press("enter")
+    await idle(pilot)
+    assert isinstance(app.screen, PreviewScreen)
+    return root, before
+
+
 async def test_forget_preview_applies_on_enter(bench):
     app = await _open_forget_preview(bench)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        root = app.focused_agent
-        before = list((await app.session.replayer(root)).ctx)
+        root, before = await _preview_forget_4_5(app, pilot)
         assert 4 in before and 5 in before
-        await type_text(pilot, "/forget --ids 4,5")
-        await pilot.press("enter")
-        await idle(pilot)
-        assert isinstance(app.screen, PreviewScreen)
         assert await _events(app, root, "filter") == []  # nothing before the confirmation
 
         await pilot.press("enter")
@@ -203,13 +209,7 @@ async def test_forget_preview_applies_on_enter(bench):
 async def test_forget_preview_cancels_on_escape(bench):
     app = await _open_forget_preview(bench)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        root = app.focused_agent
-        before = list((await app.session.replayer(root)).ctx)
-        await type_text(pilot, "/forget --ids 4,5")
-        await pilot.press("enter")
-        await idle(pilot)
-        assert isinstance(app.screen, PreviewScreen)
+        root, before = await _preview_forget_4_5(app, pilot)
 
         await pilot.press("escape")
         await idle(pilot)
@@ -228,13 +228,7 @@ async def test_forget_preview_applies_exactly_the_ticked_subset(bench):
     context, and the filter written carries exactly the ticked ids."""
     app = await _open_forget_preview(bench)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        root = app.focused_agent
-        before = list((await app.session.replayer(root)).ctx)
-        await type_text(pilot, "/forget --ids 4,5")
-        await pilot.press("enter")
-        await idle(pilot)
-        assert isinstance(app.screen, PreviewScreen)
+        root, before = await _preview_forget_4_5(app, pilot)
         await pilot.press("space")  # untick the first item (#4)
         await idle(pilot)
         await pilot.press("enter")
