@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ikigai_tui.core.commands import CommandError
@@ -29,7 +29,6 @@ class AgentRuntime:
     replayer: Replayer | None = None
     task: asyncio.Task | None = None
     in_turn: bool = False
-    deferred: list[tuple[str, str]] = field(default_factory=list)  # (command, source)
     unread: int = 0
     meter: Any = None  # ContextMeter for the agent's current model
 
