@@ -7,12 +7,9 @@ in id order, so an agent's in-memory context is always the replay of what is on 
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 import uuid
-from bisect import bisect_left
 from collections.abc import Callable
-from operator import itemgetter
 from typing import NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
@@ -29,7 +26,8 @@ from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, 
 from ikigai_tui.core.ports import ConflictError, StoreError
 from ikigai_tui.core.proposals import Reviewer, Verdict
 from ikigai_tui.core.provider import ProviderError, ProviderFactory
-from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
+from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.store import Store
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
@@ -40,9 +38,6 @@ class SessionSettings(NamedTuple):
     system_prompt: str | None = None
 
 
-THREAD_ROWS = 20_000  # below this a replay takes a few ms: not worth a thread
-
-
 class Session:
     def __init__(self, store: Store, providers: ProviderFactory, settings: SessionSettings) -> None:
         self.store = store
@@ -50,11 +45,7 @@ class Session:
         self.settings = settings
         self.tree = AgentTree()
         self.listeners: list[Callable[[Notice], None]] = []
-        self._loading: dict[str, list[Event]] = {}
-        self._loaded: dict[str, asyncio.Future] = {}
-        self._inherit: dict[str, Snapshot] = {}
-        # What each child inherited at its fork: fixed forever once the fork is written.
-        self._bases: dict[str, Snapshot] = {}
+        self.replays = Replays(store, self.tree)
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
         self.commands = CommandBus(REGISTRY, READ_ONLY, services=self._services,
                                    replayer=self.replayer, commit=self._commit_command,
@@ -116,78 +107,7 @@ class Session:
 
     async def replayer(self, agent_id: str) -> Replayer:
         """The agent's replayed state, loaded from the log on first use."""
-        agent = self.tree[agent_id]
-        if agent.replayer is not None:
-            return agent.replayer
-        if agent_id in self._loaded:  # another caller is loading it
-            return await asyncio.shield(self._loaded[agent_id])
-        # Events committed while the log is read are buffered, then applied if newer.
-        self._loading[agent_id] = []
-        done = self._loaded[agent_id] = asyncio.get_running_loop().create_future()
-        try:
-            replayer = await self._load(agent_id)
-            last = replayer.history[-1][0] if replayer.history else 0
-            for event in self._loading[agent_id]:
-                if event.id > last:
-                    replayer.apply(event.row)
-            agent.replayer = replayer
-            agent.unread = len(replayer.unread)
-            done.set_result(replayer)
-        except BaseException as exc:
-            done.set_exception(exc)
-            done.exception()  # retrieved: waiters re-raise it, nobody else must
-            raise
-        finally:
-            del self._loading[agent_id]
-            del self._loaded[agent_id]
-        return replayer
-
-    async def _load(self, agent_id: str) -> Replayer:
-        """Replay the ancestors up to each fork, then the agent itself."""
-        # Decoding and replaying a long log makes millions of objects that all live on;
-        # the cyclic collector would scan them over and over (a third of the time at 1M).
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            replayer = await self._load_lineage(agent_id)
-            # What was just loaded lives as long as the session: out of the collector's
-            # sight, so a later full collection does not walk it all (a 100 ms pause).
-            gc.freeze()
-            return replayer
-        finally:
-            if paused:
-                gc.enable()
-
-    async def _load_lineage(self, agent_id: str) -> Replayer:
-        chain = self.tree.lineage(agent_id)
-        base: Snapshot = EMPTY
-        start = 0
-        for i in range(len(chain) - 1, 0, -1):  # the deepest inheritance already known
-            if chain[i].id in self._bases:
-                base, start = self._bases[chain[i].id], i
-                break
-        for i, agent in enumerate(chain):
-            if i < start:
-                continue
-            if i + 1 < len(chain):
-                fork_at = chain[i + 1].fork_event_id
-                rows = await self._rows_upto(agent, (fork_at or 0) + 1)
-                fork_row = rows[-1] if rows and rows[-1][1] == "fork" else None
-                replayer = await _replay(rows, base)
-                mark_event = fork_row[2].get("mark_event") if fork_row else None
-                base = self._bases[chain[i + 1].id] = replayer.snapshot(after_mark=mark_event)
-            else:
-                rows = await self.store.agent_rows(agent.id)
-                return await _replay(rows, base)
-        raise AssertionError("unreachable")
-
-    async def _rows_upto(self, agent: AgentRuntime, upto: int) -> list:
-        """The agent's events with ids below `upto`: from its loaded history when it has
-        one (no second read and decode of a long log), else from the log."""
-        if agent.replayer is None:
-            return await self.store.agent_rows(agent.id, upto=upto)
-        history = agent.replayer.history
-        return history[:bisect_left(history, upto, key=itemgetter(0))]
+        return await self.replays.get(agent_id)
 
     def _on_commit(self, events: list[Event], agents: list[AgentRecord], updates: list,
                    foreign: bool = False) -> None:
@@ -199,29 +119,9 @@ class Session:
             if agent_id in self.tree:
                 setattr(self.tree[agent_id], column, value)
         for event in events:
-            if event.agent_id in self._loading:
-                self._loading[event.agent_id].append(event)
             agent = self.tree.agents.get(event.agent_id)
-            if agent is None:  # never: the feed delivers an event's agent with it
-                continue
-            payload = event.payload
-            if event.kind == "fork" and "child" in payload and agent.replayer is not None:
-                # The child inherits the parent's context exactly as of this event.
-                self._inherit[payload["child"]] = agent.replayer.snapshot(payload.get("mark_event"))
-            if event.kind == "fork" and "parent" in payload and agent.replayer is None:
-                base = self._inherit.pop(event.agent_id, None)
-                if base is not None:
-                    self._bases[event.agent_id] = base
-                    agent.replayer = Replayer(base)
-            if agent.replayer is not None:
-                history = agent.replayer.history
-                if not history or history[-1][0] < event.id:  # not read with its log
-                    agent.replayer.apply(event.row)
-                    agent.unread = len(agent.replayer.unread)
-            elif event.kind == "mail":
-                agent.unread += 1
-            elif event.kind == "mail_read":  # read by another process
-                agent.unread = max(0, agent.unread - len(payload.get("ids", ())))
+            if agent is not None:  # always: the feed delivers an event's agent with it
+                self.replays.apply(event, agent)
         if events:
             self.notify(EventsCommitted(events, foreign))
         for agent_id in {e.agent_id for e in events} | {a.id for a in agents}:
@@ -419,12 +319,3 @@ def _conflict(batch: WriteBatch, exc: ConflictError) -> str:
                 "just now); nothing was written")
     return f"another ikigai process changed the log at the same time ({exc}); nothing was written"
 
-
-async def _replay(rows: list, base: Snapshot) -> Replayer:
-    """One pass over a whole log, in a worker thread when it is long: the event loop
-    (keys, streams, the screen) keeps its turn every switch interval instead of waiting
-    a second for 400,000 events. The new replayer is shared with nobody until it returns;
-    events committed meanwhile are buffered by `replayer()` and applied after."""
-    if len(rows) < THREAD_ROWS:
-        return Replayer.from_rows(rows, base)
-    return await asyncio.to_thread(Replayer.from_rows, rows, base)

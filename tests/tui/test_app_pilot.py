@@ -360,17 +360,17 @@ async def test_new_id_of_create_app_also_names_the_root_on_first_start(tmp_path)
 async def test_keys_are_handled_while_the_focused_agent_is_still_loading(bench, monkeypatch):
     """The first refresh waits for the focused agent's replay (a second for a long log);
     it runs in a worker, so typing is not held up meanwhile."""
-    from ikigai_tui.core.session import Session
+    from ikigai_tui.core.replays import Replays
 
     gate, entered = asyncio.Event(), asyncio.Event()
-    original = Session._load
+    original = Replays._load
 
     async def slow_load(self, agent_id):
         entered.set()
         await gate.wait()
         return await original(self, agent_id)
 
-    monkeypatch.setattr(Session, "_load", slow_load)
+    monkeypatch.setattr(Replays, "_load", slow_load)
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await _wait_for(pilot, entered.is_set, what="the first replay to start")

@@ -7,7 +7,7 @@ a long log is replayed in a worker thread; neither may change what the agent see
 
 from __future__ import annotations
 
-from ikigai_tui.core import session as session_module
+from ikigai_tui.core import replays as replays_module
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.session import Session
 
@@ -67,7 +67,7 @@ async def test_ancestors_loaded_first_or_not_and_threaded_or_not_give_the_same_c
     assert contents(await cold.replayer(kid)) == expected[kid]
 
     # Every replay in a worker thread.
-    monkeypatch.setattr(session_module, "THREAD_ROWS", 1)
+    monkeypatch.setattr(replays_module, "THREAD_ROWS", 1)
     threaded = await sessions()
     assert contents(await threaded.replayer(grandkid)) == expected[grandkid]
     assert contents(await threaded.replayer(root)) == contents(await session.replayer(root))
