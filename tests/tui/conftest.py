@@ -217,3 +217,15 @@ def screen_lines(scrollback) -> list[str]:
 def all_lines(scrollback) -> list[str]:
     """Every line the scrollback holds rendered (the loaded range), as plain text."""
     return [strip.text for strip in scrollback._lines]
+
+
+async def events_of(app, agent_id: str, kind: str | None = None) -> list:
+    """The agent's events in the app's log, of one kind when given."""
+    events = await app.session.store.events(agent_id)
+    return [e for e in events if kind is None or e.kind == kind]
+
+
+async def conversation(session, *texts: str) -> None:
+    """Say each text to the root, in turn (each answered before the next)."""
+    for text in texts:
+        await say(session, root_id(session), text)

@@ -8,17 +8,11 @@ import asyncio
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.runtime import open_session
 from ikigai_tui.tui.app import create_app
-from ikigai_tui.tui.screens.preview import PreviewScreen
 
 from .conftest import (
-    DB_LABEL, SIZE, agent_named, all_lines, id_counter, idle, make_config, root_id, say,
-    screen_lines, set_limit, settle, type_text,
+    DB_LABEL, SIZE, agent_named, all_lines, conversation, events_of, id_counter, idle,
+    make_config, root_id, say, screen_lines, set_limit, settle, type_text,
 )
-
-
-async def _events(app, agent_id: str, kind: str | None = None) -> list:
-    events = await app.session.store.events(agent_id)
-    return [e for e in events if kind is None or e.kind == kind]
 
 
 async def _wait_for(pilot, condition, *, timeout: float = 5.0, what: str = "condition") -> None:
@@ -29,17 +23,12 @@ async def _wait_for(pilot, condition, *, timeout: float = 5.0, what: str = "cond
         await pilot.pause(0.02)
 
 
-async def _conversation(session, *texts: str) -> None:
-    for text in texts:
-        await say(session, root_id(session), text)
-
-
 # ---- commands --------------------------------------------------------------------------
 
 
 async def test_mark_typed_in_the_input_creates_the_mark(bench):
     async with bench.prep() as session:
-        await _conversation(session, "First question.")
+        await conversation(session, "First question.")
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -50,12 +39,12 @@ async def test_mark_typed_in_the_input_creates_the_mark(bench):
 
         replayer = await app.session.replayer(root)
         assert [m.name for m in replayer.valid_marks()] == ["A"]
-        marks = await _events(app, root, "mark")
+        marks = await events_of(app, root, "mark")
         assert [e.payload["name"] for e in marks] == ["A"]
-        commands = await _events(app, root, "command")
+        commands = await events_of(app, root, "command")
         assert commands[-1].payload["text"] == "/mark A"
         assert commands[-1].payload["output"] == ["Checkpoint 'A' created."]
-        assert marks[0].id > max(e.id for e in await _events(app, root, "assistant"))
+        assert marks[0].id > max(e.id for e in await events_of(app, root, "assistant"))
         lines = all_lines(app.panes.active.scrollback)
         assert "/mark A" in lines
         assert any("Checkpoint 'A' created." in line for line in lines)
@@ -64,7 +53,7 @@ async def test_mark_typed_in_the_input_creates_the_mark(bench):
 
 async def test_context_full_blocks_sending_until_a_context_command(bench):
     async with bench.prep(budget=0) as session:
-        await _conversation(session, "One.", "Two.")
+        await conversation(session, "One.", "Two.")
     app = bench.app(budget=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -73,12 +62,12 @@ async def test_context_full_blocks_sending_until_a_context_command(bench):
         set_limit(app, tokens - 1)
         await idle(pilot)
         assert app.prompt_input.blocked == CONTEXT_FULL
-        users = len(await _events(app, root, "user"))
+        users = len(await events_of(app, root, "user"))
 
         await type_text(pilot, "Still there?")
         await pilot.press("enter")
         await idle(pilot)
-        assert len(await _events(app, root, "user")) == users  # nothing written
+        assert len(await events_of(app, root, "user")) == users  # nothing written
         assert f"Error: {CONTEXT_FULL}" in all_lines(app.panes.active.scrollback)
 
         await type_text(pilot, "/clear")
@@ -90,7 +79,7 @@ async def test_context_full_blocks_sending_until_a_context_command(bench):
         await type_text(pilot, "Fresh start.")
         await pilot.press("enter")
         await idle(pilot)
-        assert len(await _events(app, root, "user")) == users + 1
+        assert len(await events_of(app, root, "user")) == users + 1
         assert any('You said: "Fresh start."' in line for line in all_lines(app.panes.active.scrollback))
 
 
@@ -166,79 +155,6 @@ async def test_selecting_in_the_tree_switches_the_scrollback(bench):
         assert "/fork --name kid" in _shown(app)
 
 
-# ---- the /forget preview -----------------------------------------------------------------
-
-
-async def _open_forget_preview(bench):
-    async with bench.prep() as session:
-        await _conversation(session, "One.", "Two.", "Three.")
-    app = bench.app()
-    return app
-
-
-async def _preview_forget_4_5(app, pilot) -> tuple[str, list[int]]:
-    """Type `/forget --ids 4,5` and wait for its preview; (root id, context before)."""
-    await settle(pilot)
-    root = app.focused_agent
-    before = list((await app.session.replayer(root)).ctx)
-    await type_text(pilot, "/forget --ids 4,5")
-    await pilot.press("enter")
-    await idle(pilot)
-    assert isinstance(app.screen, PreviewScreen)
-    return root, before
-
-
-async def test_forget_preview_applies_on_enter(bench):
-    app = await _open_forget_preview(bench)
-    async with app.run_test(size=SIZE) as pilot:
-        root, before = await _preview_forget_4_5(app, pilot)
-        assert 4 in before and 5 in before
-        assert await _events(app, root, "filter") == []  # nothing before the confirmation
-
-        await pilot.press("enter")
-        await idle(pilot)
-        assert not isinstance(app.screen, PreviewScreen)
-        filters = await _events(app, root, "filter")
-        assert [(e.payload["mode"], sorted(e.payload["ids"])) for e in filters] == [("forget", [4, 5])]
-        after = list((await app.session.replayer(root)).ctx)
-        assert after == [i for i in before if i not in (4, 5)]
-        commands = await _events(app, root, "command")
-        assert commands[-1].payload["text"].startswith("/forget --ids 4,5")
-
-
-async def test_forget_preview_cancels_on_escape(bench):
-    app = await _open_forget_preview(bench)
-    async with app.run_test(size=SIZE) as pilot:
-        root, before = await _preview_forget_4_5(app, pilot)
-
-        await pilot.press("escape")
-        await idle(pilot)
-        assert not isinstance(app.screen, PreviewScreen)
-        assert await _events(app, root, "filter") == []
-        assert list((await app.session.replayer(root)).ctx) == before
-        commands = await _events(app, root, "command")
-        assert [(c.payload["text"], c.payload["output"]) for c in commands] == [
-            ("/forget --ids 4,5", ["Cancelled."])
-        ]
-        assert any("Cancelled." in line for line in all_lines(app.panes.active.scrollback))
-
-
-async def test_forget_preview_applies_exactly_the_ticked_subset(bench):
-    """The modal is driven by the core's proposal: unticking a message leaves it in the
-    context, and the filter written carries exactly the ticked ids."""
-    app = await _open_forget_preview(bench)
-    async with app.run_test(size=SIZE) as pilot:
-        root, before = await _preview_forget_4_5(app, pilot)
-        await pilot.press("space")  # untick the first item (#4)
-        await idle(pilot)
-        await pilot.press("enter")
-        await idle(pilot)
-        assert not isinstance(app.screen, PreviewScreen)
-        filters = await _events(app, root, "filter")
-        assert [(e.payload["mode"], e.payload["ids"]) for e in filters] == [("forget", [5])]
-        assert list((await app.session.replayer(root)).ctx) == [i for i in before if i != 5]
-
-
 # ---- interrupting a reply ----------------------------------------------------------------
 
 
@@ -260,7 +176,7 @@ async def test_escape_during_a_slow_reply_keeps_the_partial_reply_flagged(bench)
         await pilot.press("escape")
         await idle(pilot)
         assert app.session.tree[root].status == "idle"
-        replies = await _events(app, root, "assistant")
+        replies = await events_of(app, root, "assistant")
         assert len(replies) == 1
         payload = replies[0].payload
         assert payload["interrupted"] is True
@@ -320,7 +236,7 @@ def _segments(scrollback) -> list[str]:
 
 async def test_escape_sequences_are_shown_as_inert_placeholders(bench):
     async with bench.prep() as session:
-        await _conversation(session, EVIL)
+        await conversation(session, EVIL)
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
