@@ -22,6 +22,14 @@ _FTS_BOUNDED = (
     "'{\"content\":\"', ' '), '\\n', ' '), '\\t', ' '), '\\r', ' ') END"
 )
 
+
+def _fts_trigger(text: str) -> str:
+    """The trigger that indexes each new message's `text` (an SQL expression)."""
+    return f"""CREATE TRIGGER events_fts AFTER INSERT ON events
+           WHEN new.kind IN ('system', 'user', 'assistant', 'tool_call', 'tool_result')
+           BEGIN INSERT INTO message_fts(rowid, text) VALUES (new.id, {text}); END"""
+
+
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         """CREATE TABLE agents (
@@ -58,9 +66,7 @@ MIGRATIONS: dict[int, list[str]] = {
            BEGIN SELECT RAISE(ABORT, 'events are immutable'); END""",
         """CREATE VIRTUAL TABLE message_fts USING fts5(
             text, content='', tokenize='unicode61 remove_diacritics 2')""",
-        f"""CREATE TRIGGER events_fts AFTER INSERT ON events
-           WHEN new.kind IN ('system', 'user', 'assistant', 'tool_call', 'tool_result')
-           BEGIN INSERT INTO message_fts(rowid, text) VALUES (new.id, {_FTS_TEXT}); END""",
+        _fts_trigger(_FTS_TEXT),
     ],
     # The per-model correction factor of estimated token counts, learned from usage.
     2: [
@@ -74,9 +80,7 @@ MIGRATIONS: dict[int, list[str]] = {
     # for every other message.
     3: [
         "DROP TRIGGER events_fts",
-        f"""CREATE TRIGGER events_fts AFTER INSERT ON events
-           WHEN new.kind IN ('system', 'user', 'assistant', 'tool_call', 'tool_result')
-           BEGIN INSERT INTO message_fts(rowid, text) VALUES (new.id, {_FTS_BOUNDED}); END""",
+        _fts_trigger(_FTS_BOUNDED),
     ],
     # Leases: which process runs a turn of which agent (see core/sqlite/leases.py).
     4: [
