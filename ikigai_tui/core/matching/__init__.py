@@ -1,0 +1,83 @@
+"""Matchers: which messages of an agent's context match what a user described.
+
+`/forget CRITERIA` and `/remember CRITERIA` (and the LLM's `filter_context` tool) hand a
+matcher the criteria, the mode and the context as `Candidate`s, in context order. A
+matcher answers with a `MatchReport`: the ids that match (with a reason where it gives
+one) and which matcher it was. It writes nothing; the proposal built from the report is
+what a reviewer accepts or refuses (core/proposals.py).
+
+Two kinds: the LLM matcher (core/matching/llm.py: side requests through the gateway, in
+chunks split on exchanges) and the local matcher (core/matching/local.py: words and
+meaning on the CPU, no network).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+from ikigai_tui.core.provider import Usage
+
+FORGET, REMEMBER = "forget", "remember"
+MODES = (FORGET, REMEMBER)
+
+
+class Candidate(NamedTuple):
+    """One message of the agent's current context, in context order."""
+
+    id: int
+    kind: str  # "user" | "assistant" | "tool_call" | "tool_result"
+    text: str  # core.events.message_text(kind, payload)
+
+
+class Match(NamedTuple):
+    id: int
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """What a matcher found. `dropped`: ids the model named that were not in its chunk
+    (never applied); `chunks`: requests made (1 for the local matcher)."""
+
+    matches: tuple[Match, ...]
+    matcher: str  # shown in the preview: "anthropic/claude-… (LLM)", "local (words + meaning)"
+    chunks: int = 1
+    dropped: int = 0
+    usage: Usage | None = None
+
+
+class MatchProgress(NamedTuple):
+    """Chunks done out of the total, reported as each finishes."""
+
+    done: int
+    total: int
+
+
+ProgressFn = Callable[[MatchProgress], None]
+
+
+class Matcher(Protocol):
+    name: str
+
+    async def match(self, criteria: str, mode: str, candidates: Sequence[Candidate], *,
+                    progress: ProgressFn | None = None,
+                    cancellation: asyncio.Event | None = None) -> MatchReport:
+        """The candidates that match `criteria` (in both modes: the caller keeps them for
+        remember and removes them for forget). Raises ProviderError on a failure that
+        leaves nothing to apply (RequestCancelled when cancelled)."""
+        ...
+
+
+def exchanges(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
+    """The candidates split into exchanges: a new one starts at each user message (a
+    user's input through the complete reply, tool calls and results included)."""
+    groups: list[list[Candidate]] = []
+    for candidate in candidates:
+        if candidate.kind == "user" or not groups:
+            groups.append([candidate])
+        else:
+            groups[-1].append(candidate)
+    return groups
