@@ -30,6 +30,8 @@ def _global_options(parser: argparse.ArgumentParser, default) -> None:
                         help="the SQLite database (default: IKIGAI_DB, the config file, or the user data folder)")
     parser.add_argument("--model", metavar="M", default=default,
                         help="model name for this run, e.g. offline, openai/gpt-4o")
+    parser.add_argument("--matcher-model", metavar="M", default=default,
+                        help="model for /forget and /remember CRITERIA (default: the agent's)")
     parser.add_argument("--api-base", metavar="URL", default=default,
                         help="send provider requests to this base URL")
     parser.add_argument("--config", metavar="FILE", default=default,
@@ -110,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = load(db=args.db, model=args.model, api_base=args.api_base,
-                      config_path=args.config)
+                      config_path=args.config, matcher_model=args.matcher_model)
         if args.command is None and not args.line_mode:
             if not sys.stdout.isatty() or not sys.stdin.isatty():
                 error("the full-screen interface needs a terminal; use `ikigai run` "

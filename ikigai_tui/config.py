@@ -34,6 +34,9 @@ class Config:
     max_retries: int = 4
     concurrency: int = 4  # LLM requests in flight at once per provider (turns and side requests)
     model_api_bases: dict[str, str] = field(default_factory=dict)
+    matcher_model: str | None = None  # /forget and /remember's model (None: the agent's)
+    matcher_concurrency: int = 4  # a matcher's requests in flight at once
+    matcher_chunk_tokens: int | None = None  # cap on one matcher request's messages
 
 
 def default_db() -> Path:
@@ -55,6 +58,9 @@ _KEYS: dict[str, tuple[type, str]] = {
     "timeout": (float, "seconds"),
     "max_retries": (int, "a whole number"),
     "concurrency": (int, "a whole number of requests per provider"),
+    "matcher_model": (str, "a model name"),
+    "matcher_concurrency": (int, "a whole number of requests"),
+    "matcher_chunk_tokens": (int, "a whole number of tokens"),
 }
 
 
@@ -133,6 +139,12 @@ def _problem(key: str, value: Any) -> str | None:
         return "must be more than 0 seconds"
     if key in ("sliding_context_tokens", "max_retries", "offline_delay") and value < 0:
         return "must be 0 or more"
+    if key in ("concurrency", "matcher_concurrency") and value < 1:
+        return "must be 1 or more"
+    if key == "matcher_chunk_tokens" and value < 256:
+        return "must be 256 or more"
+    if key == "matcher_model" and not value.strip():
+        return "must not be empty"
     if key == "concurrency" and value < 1:
         return "must be 1 or more"
     if key in ("model", "db", "api_base") and not value.strip():
@@ -164,7 +176,9 @@ def _env_float(env: Mapping[str, str], name: str) -> float | None:
 
 _ENV_KEYS = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "sliding_context_tokens",
              "IKIGAI_MAX_RETRIES": "max_retries", "IKIGAI_TIMEOUT": "timeout",
-             "IKIGAI_OFFLINE_DELAY": "offline_delay", "IKIGAI_CONCURRENCY": "concurrency"}
+             "IKIGAI_OFFLINE_DELAY": "offline_delay", "IKIGAI_CONCURRENCY": "concurrency",
+             "IKIGAI_MATCHER_CONCURRENCY": "matcher_concurrency",
+             "IKIGAI_MATCHER_CHUNK_TOKENS": "matcher_chunk_tokens"}
 
 
 def _checked_env(name: str, raw: str, value: Any) -> Any:
@@ -189,10 +203,12 @@ def load(
     api_base: str | None = None,
     config_path: str | None = None,
     env: Mapping[str, str] | None = None,
+    matcher_model: str | None = None,
 ) -> Config:
     """Resolve the settings: flags over IKIGAI_* variables over the config file."""
     env = os.environ if env is None else env
-    _check_flags(db=db, model=model, api_base=api_base, config=config_path)
+    _check_flags(db=db, model=model, api_base=api_base, config=config_path,
+                 matcher_model=matcher_model)
     path = Path(config_path or env.get("IKIGAI_CONFIG") or default_config_path()).expanduser()
     file = read_file(path)
     budget = _env_int(env, "IKIGAI_SLIDING_CONTEXT_TOKENS")
@@ -200,6 +216,8 @@ def load(
     timeout = _env_float(env, "IKIGAI_TIMEOUT")
     retries = _env_int(env, "IKIGAI_MAX_RETRIES")
     concurrency = _env_int(env, "IKIGAI_CONCURRENCY")
+    matcher_concurrency = _env_int(env, "IKIGAI_MATCHER_CONCURRENCY")
+    chunk_tokens = _env_int(env, "IKIGAI_MATCHER_CHUNK_TOKENS")
     return Config(
         db=Path(db or env.get("IKIGAI_DB") or file.get("db") or default_db()).expanduser(),
         model=model or env.get("IKIGAI_MODEL") or file.get("model"),
@@ -212,4 +230,8 @@ def load(
         timeout=timeout if timeout is not None else file.get("timeout", 120.0),
         max_retries=retries if retries is not None else file.get("max_retries", 4),
         concurrency=concurrency if concurrency is not None else file.get("concurrency", 4),
+        matcher_model=matcher_model or env.get("IKIGAI_MATCHER_MODEL") or file.get("matcher_model"),
+        matcher_concurrency=(matcher_concurrency if matcher_concurrency is not None
+                             else file.get("matcher_concurrency", 4)),
+        matcher_chunk_tokens=chunk_tokens if chunk_tokens is not None else file.get("matcher_chunk_tokens"),
     )

@@ -27,11 +27,15 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
         timeout=config.timeout, max_retries=config.max_retries, concurrency=config.concurrency,
     )
-    if config.model:
-        providers.check(config.model)  # before the database: a bad name writes nothing
+    for model in (config.model, config.matcher_model):
+        if model:
+            providers.check(model)  # before the database: a bad name writes nothing
     store = await Store.open(config.db, create=create and not readonly, readonly=readonly)
     settings = SessionSettings(model=default_model(config), budget=config.budget,
-                               system_prompt=config.system_prompt)
+                               system_prompt=config.system_prompt,
+                               matcher_model=config.matcher_model,
+                               matcher_concurrency=config.matcher_concurrency,
+                               matcher_chunk_tokens=config.matcher_chunk_tokens)
     try:
         return await Session.open(store, providers, settings,
                                   create_root=create and not readonly, new_id=new_id)

@@ -18,6 +18,8 @@ from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.replay import Mark, Replayer
 
 if TYPE_CHECKING:
+    from ikigai_tui.core.matching import Matcher
+    from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.window import ContextMeter, Window
 
 
@@ -49,6 +51,9 @@ class CommandServices:
     meter: Callable[[AgentRuntime], ContextMeter]
     start_if_pending: Callable[[str], Any]
     cancel_turns: Callable[[list[str]], Awaitable[None]]
+    notify: Callable[[Notice], None]
+    # (agent, local, model or None) -> the matcher for /forget and /remember CRITERIA
+    matcher: Callable[[AgentRuntime, bool, str | None], Matcher]
 
 
 @dataclass

@@ -7,6 +7,11 @@ from ikigai_tui.core import commands_context as context
 from ikigai_tui.core import commands_settings as settings
 from ikigai_tui.core.commands import CommandSpec, Registry
 
+_FILTER_DETAILS = (
+    "A matcher reviews the whole context: the agent's LLM (or --matcher-model M), or the local "
+    "matcher for the offline model and with --local. Shows what would change first; "
+    "--dry-run only shows it. A tool call and its result leave together. /undo reverses it.")
+
 REGISTRY = Registry([
     CommandSpec("clear", "/clear [MARK]", "Empty the context, or rewind to MARK.",
                 context.clear, llm=True, deferred=True),
@@ -16,13 +21,12 @@ REGISTRY = Registry([
                 context.rewind, llm=True, deferred=True),
     CommandSpec("marks", "/marks", "List the valid marks with their positions.",
                 context.marks, llm=True),
-    CommandSpec("forget", "/forget --ids LIST",
-                "Remove messages from the context (ids like 3,5-9).",
-                context.forget, deferred=True, details="A tool call and its result are removed "
-                "together. Shows what would change first; --dry-run only shows it."),
-    CommandSpec("remember", "/remember --ids LIST", "Keep only these messages in the context.",
-                context.remember, deferred=True, details="A tool call and its result are removed "
-                "together. Shows what would change first; --dry-run only shows it."),
+    CommandSpec("forget", "/forget [--dry-run] [--local] [--matcher-model M] CRITERIA | --ids LIST",
+                "Remove the messages that match CRITERIA (or the ids, like 3,5-9).",
+                context.forget, deferred=True, details=_FILTER_DETAILS),
+    CommandSpec("remember", "/remember [--dry-run] [--local] [--matcher-model M] CRITERIA | --ids LIST",
+                "Keep only the messages that match CRITERIA (or the ids).",
+                context.remember, deferred=True, details=_FILTER_DETAILS),
     CommandSpec("undo", "/undo", "Undo the latest clear, rewind, filter or compact.",
                 context.undo, deferred=True, details="Repeat it to walk further back."),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",

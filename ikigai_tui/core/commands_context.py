@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import (
-    CommandError, CommandResult, UsageError, check_mark_name, parse_id_list,
+    CommandError, CommandResult, UsageError, check_mark_name,
 )
+from ikigai_tui.core.matching.command import propose_matches, read_filter_args
 from ikigai_tui.core.proposals import FilterProposal
 
 
@@ -64,48 +65,26 @@ async def marks(c: CommandContext) -> CommandResult:
     return CommandResult(lines, data=[(m.label, r.mark_position(m)) for m in valid])
 
 
-def _read_ids(c: CommandContext, verb: str) -> tuple[list[int], bool]:
-    """The ids of `--ids LIST` (all in this agent's context), and whether --dry-run."""
-    listed: str | None = None
-    dry_run = False
-    while (first := c.args.take()) is not None:
-        if first == "--dry-run" and not dry_run:
-            dry_run = True
-        elif first.startswith("--ids=") and listed is None:
-            listed = first[len("--ids="):]
-        elif first == "--ids" and listed is None:
-            listed = c.args.require("id list after --ids")
-        elif listed is None and not first.startswith("--"):
-            raise CommandError(
-                f"/{verb} by criteria needs the matcher, which is not built yet; "
-                f"use /{verb} --ids LIST (ids from the context, e.g. 3,5-9)"
-            )
-        else:
-            raise UsageError(f"unexpected argument '{first}'")
-    if listed is None:
-        raise UsageError("missing --ids LIST")
-    ids = parse_id_list(listed)
-    missing = [i for i in ids if i not in c.replayer.ctx]
-    if missing:
-        shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
-        raise CommandError(f"not in this agent's context: {shown}. See `context` for the ids.")
-    return ids, dry_run
+async def _filter(c: CommandContext, mode: str) -> FilterProposal | CommandResult:
+    """A proposal to forget (or keep only) messages, by ids or by criteria through a
+    matcher: nothing written until a reviewer accepts it (see core/proposals.py)."""
+    ask = read_filter_args(c.args, mode)
+    if ask.ids is not None:
+        missing = [i for i in ask.ids if i not in c.replayer.ctx]
+        if missing:
+            shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
+            raise CommandError(f"not in this agent's context: {shown}. See `context` for the ids.")
+        tokens = (await c.services.measure(c.agent.id)).tokens
+        return FilterProposal.build(mode, ask.ids, c.replayer, c.services.meter(c.agent), tokens,
+                                    dry_run=ask.dry_run)
+    return await propose_matches(c, mode, ask)
 
 
-async def _filter(c: CommandContext, mode: str) -> FilterProposal:
-    """A proposal to forget (or keep only) the listed messages: nothing written until a
-    reviewer accepts it (see core/proposals.py)."""
-    ids, dry_run = _read_ids(c, mode)
-    tokens = (await c.services.measure(c.agent.id)).tokens
-    return FilterProposal.build(mode, ids, c.replayer, c.services.meter(c.agent), tokens,
-                                dry_run=dry_run)
-
-
-async def forget(c: CommandContext) -> FilterProposal:
+async def forget(c: CommandContext) -> FilterProposal | CommandResult:
     return await _filter(c, "forget")
 
 
-async def remember(c: CommandContext) -> FilterProposal:
+async def remember(c: CommandContext) -> FilterProposal | CommandResult:
     return await _filter(c, "remember")
 
 

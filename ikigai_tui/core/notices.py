@@ -44,4 +44,14 @@ class TurnFinished(NamedTuple):
     error: str | None = None
 
 
-Notice = EventsCommitted | AgentChanged | StreamDelta | RetryNotice | ErrorNotice | TurnFinished
+class MatchingNotice(NamedTuple):
+    """A matcher's progress for the agent's /forget or /remember: parts done of total."""
+
+    agent_id: str
+    done: int
+    total: int
+    matcher: str
+
+
+Notice = (EventsCommitted | AgentChanged | StreamDelta | RetryNotice | ErrorNotice | TurnFinished
+          | MatchingNotice)

@@ -54,6 +54,8 @@ class ProposalItem:
     first_line: str
     tokens: int
     chosen: bool = True
+    reason: str | None = None  # why the matcher picked it
+    exchange: int | None = None  # id of the first message of its exchange
 
 
 class Proposal:
@@ -83,6 +85,17 @@ def _first_line(kind: str, payload: dict) -> str:
     return ""
 
 
+def _exchange_starts(replayer: Replayer) -> dict[int, int]:
+    """Each context message's exchange: the id of the user message that opened it."""
+    starts: dict[int, int] = {}
+    current: int | None = None
+    for key, entry in replayer.ctx.items():
+        if entry[1] == "user" or current is None:
+            current = key
+        starts[key] = current
+    return starts
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -98,10 +111,15 @@ class FilterProposal(Proposal):
     items: tuple[ProposalItem, ...]
     tokens_before: int
     dry_run: bool = False
+    criteria: str | None = None  # what the user described (None: ids given with --ids)
+    matcher: str | None = None  # which matcher found the ids
+    dropped: int = 0  # ids the matcher named that were not in the context
 
     @classmethod
     def build(cls, mode: str, ids: list[int], replayer: Replayer, meter: ContextMeter,
-              tokens_before: int, *, dry_run: bool = False) -> FilterProposal:
+              tokens_before: int, *, dry_run: bool = False, criteria: str | None = None,
+              matcher: str | None = None, reasons: dict[int, str | None] | None = None,
+              dropped: int = 0) -> FilterProposal:
         partners = replayer.with_partners(set(ids))
         if mode == "forget":
             keys = [k for k in replayer.ctx if k in partners]
@@ -109,12 +127,16 @@ class FilterProposal(Proposal):
             keys = list(replayer.ctx)
         chosen = set(ids) | partners
         counter = meter.counter
+        reasons = reasons or {}
+        starts = _exchange_starts(replayer)
         items = []
         for key in keys:
             _seq, kind, payload = replayer.ctx[key]
             tokens = counter.scale(counter.message(kind, payload))
-            items.append(ProposalItem(key, kind, _first_line(kind, payload), tokens, key in chosen))
-        return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run)
+            items.append(ProposalItem(key, kind, _first_line(kind, payload), tokens, key in chosen,
+                                      reasons.get(key), starts.get(key)))
+        return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run, criteria, matcher,
+                   dropped)
 
     @property
     def title(self) -> str:
@@ -145,11 +167,20 @@ class FilterProposal(Proposal):
 
     def preview_lines(self) -> list[str]:
         removed = self.removed()
-        verb = "Would forget" if self.mode == "forget" else "Would keep only the others, forgetting"
-        lines = [f"{verb} {_plural(len(removed), 'message')}: context "
-                 f"{self.tokens_before:,} -> {self.tokens_after():,} tokens"]
+        lines = []
+        if self.criteria is not None:
+            dropped = (f"; {_plural(self.dropped, 'id')} it named outside the context ignored"
+                       if self.dropped else "")
+            kept = ([i for i in self.items if i.chosen] if self.mode == "remember" else removed)
+            lines.append(f"Matched by {self.matcher}: {_plural(len(kept), 'message')} match "
+                         f"\"{self.criteria}\"{dropped}")
+        others = "the others" if self.criteria is None else "the matches"
+        verb = "Would forget" if self.mode == "forget" else f"Would keep only {others}, forgetting"
+        lines.append(f"{verb} {_plural(len(removed), 'message')}: context "
+                     f"{self.tokens_before:,} -> {self.tokens_after():,} tokens")
         for item in removed[:PREVIEW_ROWS]:
-            lines.append(f"  #{item.id}  {item.role}  {item.tokens:,}  {item.first_line[:120]}")
+            reason = f"  ({item.reason[:80]})" if item.reason else ""
+            lines.append(f"  #{item.id}  {item.role}  {item.tokens:,}  {item.first_line[:120]}{reason}")
         if len(removed) > PREVIEW_ROWS:
             lines.append(f"  ... and {len(removed) - PREVIEW_ROWS} more")
         return lines
@@ -160,7 +191,10 @@ class FilterProposal(Proposal):
             # A reviewer that unticks everything meant no change (the modal refuses it).
             raise CommandError("the reviewed selection removes nothing; nothing was written")
         r = c.replayer
-        c.add("filter", {"mode": self.mode, "ids": chosen})
+        payload: dict = {"mode": self.mode, "ids": chosen}
+        if self.criteria is not None:
+            payload |= {"criteria": self.criteria, "matcher": self.matcher}
+        c.add("filter", payload)
         if self.mode == "forget":
             removed = r.with_partners({i for i in chosen if i in r.ctx})
             extra = len(removed) - len([i for i in chosen if i in r.ctx])

@@ -36,6 +36,9 @@ class SessionSettings(NamedTuple):
     model: str = "offline"
     budget: int = DEFAULT_BUDGET
     system_prompt: str | None = None
+    matcher_model: str | None = None  # None: the agent's own model
+    matcher_concurrency: int = 4  # a matcher's side requests in flight at once
+    matcher_chunk_tokens: int | None = None  # cap on one request's chunk (None: the model's limit)
 
 
 class Session:
@@ -195,7 +198,13 @@ class Session:
     def _services(self) -> CommandServices:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
-                               self.cancel_turns)
+                               self.cancel_turns, self.notify, self.matcher)
+
+    def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
+        """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""
+        from ikigai_tui.core.matching.choose import matcher_for
+
+        return matcher_for(self, agent, local=local, model=model)
 
     async def _commit_command(self, batch: WriteBatch) -> list[Event]:
         try:

@@ -228,6 +228,7 @@ class FakeProvider:
         self._thread: threading.Thread | None = None
         self._n = 0
         self._id_counter = 0
+        self._responder = None
 
     # ids for tool calls: call_1, call_2 ... / toolu_1 ... (one counter per fake)
     def _next_id(self) -> int:
@@ -303,6 +304,15 @@ class FakeProvider:
             self._queue.extend(items)
         return self
 
+    def respond(self, responder) -> "FakeProvider":
+        """Answer by content: `responder(received)` returns the Reply or Fault for that
+        request, or None to take the next queued item (concurrent requests arrive in any
+        order, so a queue cannot say which reply goes to which). Called on the server's
+        thread."""
+        with self._lock:
+            self._responder = responder
+        return self
+
     @property
     def pending(self) -> int:
         """Queued items not yet consumed."""
@@ -319,8 +329,14 @@ class FakeProvider:
         with self._lock:
             self.requests.append(received)
             self._n += 1
-            item = self._queue.popleft() if self._queue else Reply(text="ok")
-            return item, self._n
+            n, responder = self._n, self._responder
+            if responder is None:
+                return (self._queue.popleft() if self._queue else Reply(text="ok")), n
+        item = responder(received)  # outside the lock: it may take its time
+        if item is None:
+            with self._lock:
+                item = self._queue.popleft() if self._queue else Reply(text="ok")
+        return item, n
 
 
 def presented_key(headers: dict, path: str) -> str:

@@ -41,14 +41,16 @@ async def make(tmp_path, fake, fmt):
     """make(**providers_options) -> an open Harness over a fresh database; closed at the end."""
     opened: list[Harness] = []
 
-    async def _make(*, path=None, model: str | None = None, **options) -> Harness:
+    async def _make(*, path=None, model: str | None = None, settings_of_session: dict | None = None,
+                    **options) -> Harness:
         settings = dict(api_base=base_for(fake, fmt), timeout=2, max_retries=3,
                         retry_base_delay=0.01)
         settings.update(options)
         path = path or tmp_path / "x.db"
         store = await Store.open(path)
         session = await Session.open(store, Providers(**settings),
-                                     SessionSettings(model=model or MODELS[fmt]))
+                                     SessionSettings(model=model or MODELS[fmt],
+                                                     **(settings_of_session or {})))
         h = Harness(fmt, fake, store, session, path)
         session.listeners.append(h.notices.append)
         opened.append(h)

@@ -1,0 +1,100 @@
+"""/forget and /remember: their options, and the proposal a matcher's report becomes.
+
+    /forget [--dry-run] --ids LIST
+    /forget [--dry-run] [--local] [--matcher-model M] CRITERIA
+
+CRITERIA is the rest of the line after the options, taken raw (apostrophes and quotes
+are part of it). The whole context is reviewed, not only the window.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from ikigai_tui.core.commands import (
+    ArgReader, CommandError, CommandResult, UsageError, parse_id_list,
+)
+from ikigai_tui.core.events import message_text
+from ikigai_tui.core.matching import Candidate, MatchProgress
+from ikigai_tui.core.notices import MatchingNotice
+from ikigai_tui.core.proposals import FilterProposal
+from ikigai_tui.core.provider import ProviderError
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.command_context import CommandContext
+
+
+class FilterArgs(NamedTuple):
+    ids: list[int] | None
+    criteria: str | None
+    dry_run: bool = False
+    local: bool = False
+    model: str | None = None
+
+
+def read_filter_args(args: ArgReader, verb: str) -> FilterArgs:
+    ids: list[int] | None = None
+    dry_run = local = False
+    model: str | None = None
+    while (word := args.peek_word()) is not None and word.startswith("--"):
+        args.take()
+        name, eq, value = word.partition("=")
+        if name == "--dry-run" and not eq and not dry_run:
+            dry_run = True
+        elif name == "--local" and not eq and not local:
+            local = True
+        elif name == "--ids" and ids is None:
+            ids = parse_id_list(value if eq else args.require("id list after --ids"))
+        elif name == "--matcher-model" and model is None:
+            model = value if eq else args.require("model after --matcher-model")
+            if not model.strip():
+                raise UsageError("--matcher-model is empty")
+        else:
+            raise UsageError(f"unexpected option '{word}'")
+    criteria = args.rest().strip() or None
+    if ids is not None:
+        if criteria is not None:
+            raise UsageError(f"unexpected argument '{criteria}' (give CRITERIA or --ids LIST, "
+                             "not both)")
+        if local or model is not None:
+            raise UsageError("--local and --matcher-model choose a matcher; --ids needs none")
+    elif criteria is None:
+        raise UsageError(f"missing CRITERIA (what to {verb}) or --ids LIST")
+    return FilterArgs(ids, criteria, dry_run, local, model)
+
+
+def candidates_of(c: CommandContext) -> list[Candidate]:
+    """The agent's whole context, in order, as the matcher sees it."""
+    return [Candidate(key, entry[1], message_text(entry[1], entry[2]))
+            for key, entry in c.replayer.ctx.items()]
+
+
+async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> FilterProposal | CommandResult:
+    """Run the matcher over the context; a proposal of what matched (nothing written)."""
+    assert ask.criteria is not None
+    candidates = candidates_of(c)
+    if not candidates:
+        raise CommandError("the context is empty: there is nothing to match")
+    matcher = c.services.matcher(c.agent, ask.local, ask.model)
+    agent_id = c.agent.id
+
+    def progress(step: MatchProgress) -> None:
+        c.services.notify(MatchingNotice(agent_id, step.done, step.total, matcher.name))
+
+    try:
+        report = await matcher.match(ask.criteria, mode, candidates, progress=progress)
+    except ProviderError as exc:
+        raise CommandError(f"{exc}; nothing was changed") from None
+    if report.usage is not None:
+        c.add("usage", {"model": getattr(matcher, "model", report.matcher), "purpose": "match",
+                        "input_tokens": report.usage.input_tokens,
+                        "output_tokens": report.usage.output_tokens})
+    ids = [m.id for m in report.matches]
+    if not ids:
+        return CommandResult([f"Nothing matches \"{ask.criteria}\" (matched by {report.matcher}); "
+                              "nothing was changed."])
+    tokens = (await c.services.measure(agent_id)).tokens
+    return FilterProposal.build(mode, ids, c.replayer, c.services.meter(c.agent), tokens,
+                                dry_run=ask.dry_run, criteria=ask.criteria, matcher=report.matcher,
+                                reasons={m.id: m.reason for m in report.matches},
+                                dropped=report.dropped)
