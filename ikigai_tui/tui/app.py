@@ -30,7 +30,7 @@ from ikigai_tui.core.store_errors import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.completion import SlashCommands, completions
-from ikigai_tui.tui.panes import PaneManager
+from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.submit import submit
 from ikigai_tui.tui.transcript import items_from_events
@@ -84,7 +84,7 @@ class IkigaiApp(App[None]):
         self._refresh_pending = False
         self._refreshing = False
         self._refresh_again = False
-        self.panes = PaneManager(self)
+        self.panes = Panes()
         self._percents: dict[str, float] = {}
         self.startup_error: str | None = None
         self._signal_loop: asyncio.AbstractEventLoop | None = None  # (Textual has a _loop)
@@ -119,7 +119,7 @@ class IkigaiApp(App[None]):
         try:
             if self.model_override and session.model_of(root) != self.model_override:
                 await session.command(root.id, f"/model {self.model_override}")
-            await self.panes.start(root.id)
+            await self.panes.start(session, root.id)
         except StoreError as exc:  # a damaged page or a full disk, met while loading
             self.startup_error = str(exc)
             self.session = None
@@ -135,7 +135,7 @@ class IkigaiApp(App[None]):
         with Horizontal(id="body"):
             yield self.agent_tree
             with Vertical(id="main"):
-                yield self.panes.container
+                yield self.panes
                 yield self.gauge
                 yield self.prompt_input
         yield KeyBar()
@@ -363,11 +363,14 @@ class IkigaiApp(App[None]):
 
     async def action_close_pane(self) -> None:
         await self.panes.close_active()
-        self.schedule_refresh()
 
     async def action_next_pane(self) -> None:
         await self.panes.cycle()
-        self.schedule_refresh()
+
+    def on_panes_active_changed(self, message: Panes.ActiveChanged) -> None:
+        if message.agent_id != self.focused_agent:
+            self.focused_agent = message.agent_id
+            self.schedule_refresh()
 
     def action_toggle_tools(self) -> None:
         for pane in self.panes.all():

@@ -1,24 +1,37 @@
-"""The panes of the main area: one per shown agent, side by side in the split view."""
+"""The panes of the main area: one per shown agent, side by side in the split view.
+
+A widget that owns its panes and which one is active; it tells the app which agent the
+active pane shows (ActiveChanged) rather than writing the app's state.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.message import Message
 
 from ikigai_tui.tui.pages import AgentPages
 from ikigai_tui.tui.widgets.pane import AgentPane
 
 if TYPE_CHECKING:
-    from ikigai_tui.tui.app import IkigaiApp
+    from ikigai_tui.core.session import Session
 
 MAX_PANES = 4
 
 
-class PaneManager:
-    def __init__(self, app: IkigaiApp) -> None:
-        self.app = app
-        self.container = Horizontal(id="panes")
+class Panes(Horizontal):
+    class ActiveChanged(Message):
+        """The active pane now shows another agent."""
+
+        def __init__(self, agent_id: str) -> None:
+            super().__init__()
+            self.agent_id = agent_id
+
+    def __init__(self, *, id: str | None = "panes") -> None:
+        super().__init__(id=id)
+        self.session: Session | None = None
         self.panes: list[AgentPane] = []
         self.index = 0
 
@@ -32,56 +45,58 @@ class PaneManager:
     def showing(self, agent_id: str) -> list[AgentPane]:
         return [p for p in self.panes if p.agent_id == agent_id]
 
-    async def _new_pane(self, agent_id: str) -> AgentPane:
-        assert self.app.session is not None
-        pane = AgentPane(agent_id, AgentPages(self.app.session, agent_id))
-        return pane
+    def _new_pane(self, agent_id: str) -> AgentPane:
+        assert self.session is not None
+        return AgentPane(agent_id, AgentPages(self.session, agent_id))
 
-    async def start(self, agent_id: str) -> None:
+    async def start(self, session: Session, agent_id: str) -> None:
         """The first pane, with its latest page read before the screen is composed."""
-        pane = await self._new_pane(agent_id)
+        self.session = session
+        pane = self._new_pane(agent_id)
         pane.scrollback.preload(await pane.scrollback.latest_page())
         pane.set_title(self._title(agent_id))
         self.panes = [pane]
         self.index = 0
-        self.container = Horizontal(pane, id="panes")
+
+    def compose(self) -> ComposeResult:
+        # Started before the screen is composed: the first frame already holds the page.
+        yield from self.panes
 
     async def show(self, agent_id: str) -> None:
         """Show the agent in the active pane (or make the pane already showing it active)."""
         for i, pane in enumerate(self.panes):
             if pane.agent_id == agent_id:
-                self.index = i
-                self._mark_active()
+                self._activate(i)
                 return
-        pane = await self._new_pane(agent_id)
+        pane = self._new_pane(agent_id)
         if not self.panes:
             self.panes.append(pane)
-            await self.container.mount(pane)
+            await self.mount(pane)
         else:
             old = self.panes[self.index]
             self.panes[self.index] = pane
-            await self.container.mount(pane, after=old)
+            await self.mount(pane, after=old)
             await old.remove()
-        self._mark_active()
+        self._activate(self.index)
         await pane.scrollback.load_latest()
 
     async def split(self) -> None:
         """Add a pane beside the others, for the next agent not shown yet."""
-        session = self.app.session
+        session = self.session
         if session is None or len(self.panes) >= MAX_PANES:
-            self.app.notify(f"At most {MAX_PANES} panes.", severity="warning")
+            self.notify(f"At most {MAX_PANES} panes.", severity="warning")
             return
         shown = {p.agent_id for p in self.panes}
-        focused = self.app.focused_agent
-        children = [a.id for a in session.tree.children(focused)] if focused else []
+        active = self.active
+        children = [a.id for a in session.tree.children(active.agent_id)] if active else []
         order = children + [a.id for a, _ in session.tree.walk()]
         candidate = next((a for a in order if a not in shown), None)
         if candidate is None:
-            self.app.notify("Every agent is already shown. Fork one with /fork.", severity="warning")
+            self.notify("Every agent is already shown. Fork one with /fork.", severity="warning")
             return
-        pane = await self._new_pane(candidate)
+        pane = self._new_pane(candidate)
         self.panes.append(pane)
-        await self.container.mount(pane)
+        await self.mount(pane)
         self._mark_active()
         await pane.scrollback.load_latest()
 
@@ -89,23 +104,24 @@ class PaneManager:
         if len(self.panes) <= 1:
             return
         pane = self.panes.pop(self.index)
-        self.index = min(self.index, len(self.panes) - 1)
         await pane.remove()
-        self.app.focused_agent = self.panes[self.index].agent_id
-        self._mark_active()
+        self._activate(min(self.index, len(self.panes) - 1))
 
     async def cycle(self) -> None:
         if self.panes:
-            self.index = (self.index + 1) % len(self.panes)
-            self.app.focused_agent = self.panes[self.index].agent_id
-            self._mark_active()
+            self._activate((self.index + 1) % len(self.panes))
+
+    def _activate(self, index: int) -> None:
+        self.index = index
+        self._mark_active()
+        self.post_message(self.ActiveChanged(self.panes[index].agent_id))
 
     def _mark_active(self) -> None:
         for i, pane in enumerate(self.panes):
             pane.set_class(i == self.index and len(self.panes) > 1, "-active")
 
     async def refresh_titles_and_rules(self) -> None:
-        session = self.app.session
+        session = self.session
         if session is None:
             return
         tree = session.tree
@@ -122,7 +138,7 @@ class PaneManager:
             pane.set_title(self._title(agent.id))
 
     def _title(self, agent_id: str) -> str:
-        session = self.app.session
+        session = self.session
         assert session is not None
         agent = session.tree[agent_id]
         return f"{session.tree.label(agent_id)} · {agent.status} · {session.model_of(agent)}"

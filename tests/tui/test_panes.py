@@ -1,0 +1,102 @@
+"""The panes widget: it owns its panes and the active one, and tells the app which agent
+the active pane shows with a message (the app's focus follows it); warnings are toasts."""
+
+from __future__ import annotations
+
+from ikigai_tui.tui.panes import MAX_PANES, Panes
+
+from .conftest import SIZE, agent_named, idle, root_id, say, settle
+
+
+async def _family(session, children: int) -> None:
+    root = root_id(session)
+    await say(session, root, "Parent talk.")
+    for n in range(children):
+        await session.command(root, f"/fork --name kid{n}")
+    await session.wait_idle()
+
+
+def _collect(kind):
+    """The messages of a kind the app's widgets handled, each once (a bubbling message
+    is handled by every widget on its way up)."""
+    seen: list = []
+
+    def hook(message) -> None:
+        if isinstance(message, kind) and not any(m is message for m in seen):
+            seen.append(message)
+
+    return seen, hook
+
+
+async def test_cycling_and_closing_panes_tell_the_app_which_agent_is_active(bench):
+    async with bench.prep() as session:
+        await _family(session, 1)
+    app = bench.app()
+    changes, hook = _collect(Panes.ActiveChanged)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(pilot)
+        root, kid = root_id(app.session), agent_named(app.session, "kid0")
+        assert isinstance(app.panes, Panes)
+        assert app.query_one("#panes") is app.panes
+
+        await pilot.press("f2")  # split: the kid beside the root; the root stays active
+        await idle(pilot)
+        assert [p.agent_id for p in app.panes.all()] == [root, kid]
+        assert app.panes.active.agent_id == root and app.focused_agent == root
+        assert [m.agent_id for m in changes] == []
+
+        await app.action_next_pane()  # ctrl+w (the input, focused, keeps that key)
+        await idle(pilot)
+        assert app.panes.active.agent_id == kid
+        assert [m.agent_id for m in changes] == [kid]
+        assert app.focused_agent == kid
+        assert app.panes.active.has_class("-active")
+        assert " · kid0 (" in app.status_line.render().plain  # the app refreshed for it
+
+        await app.action_next_pane()  # and round again
+        await idle(pilot)
+        assert [m.agent_id for m in changes] == [kid, root]
+        assert app.focused_agent == root
+
+        await app.action_next_pane()
+        await pilot.press("f3")  # close the kid's pane
+        await idle(pilot)
+        assert [p.agent_id for p in app.panes.all()] == [root]
+        assert [m.agent_id for m in changes] == [kid, root, kid, root]
+        assert app.focused_agent == root
+        assert not app.panes.active.has_class("-active")  # a single pane is not marked
+
+        await pilot.press("f3")  # the last pane stays
+        await idle(pilot)
+        assert [p.agent_id for p in app.panes.all()] == [root]
+        assert len(changes) == 4
+
+
+async def test_split_warns_with_a_toast_when_no_pane_can_be_added(bench):
+    async with bench.prep() as session:
+        await _family(session, MAX_PANES)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(MAX_PANES - 1):
+            await pilot.press("f2")
+            await idle(pilot)
+        assert len(app.panes.all()) == MAX_PANES
+        await pilot.press("f2")
+        await idle(pilot)
+        assert len(app.panes.all()) == MAX_PANES
+        assert [n.message for n in app._notifications] == [f"At most {MAX_PANES} panes."]
+
+
+async def test_split_warns_when_every_agent_is_shown(bench):
+    async with bench.prep() as session:
+        await _family(session, 1)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f2", "f2")
+        await idle(pilot)
+        assert len(app.panes.all()) == 2
+        assert [n.message for n in app._notifications] == [
+            "Every agent is already shown. Fork one with /fork."]
+        assert all(n.severity == "warning" for n in app._notifications)
