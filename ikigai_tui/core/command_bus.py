@@ -105,6 +105,24 @@ class CommandBus:
         result = pending.proposal.apply(c, verdict)
         return await self._finish(c, pending.text, result)
 
+    async def submit(self, agent_id: str, command: str, proposal: Proposal, verdict: Verdict,
+                     source: str = "llm") -> CommandResult:
+        """Write a proposal a tool built and its caller already reviewed (the LLM's
+        filter_context apply), as the command `command` would: recorded, deferred to the
+        end of the agent's turn like any context change."""
+        parsed = self.registry.parse(command)
+        services = self._services()
+        agent = services.tree[agent_id]
+        if agent.dead:
+            raise self._dead_error(agent_id)
+        replayer = await self._replayer(agent_id)
+        queued = self.deferred.get(agent_id, ())
+        c = CommandContext(agent, replayer, source, parsed.spec, ArgReader(""), services,
+                           pending_ops=_pending_ops(queued), pending_undos=_pending_undos(queued))
+        c.add("command", {"text": parsed.text, "source": source})
+        result = proposal.apply(c, verdict)
+        return await self._finish(c, parsed.text, result)
+
     async def run(self, agent_id: str, text: str, source: str = "human",
                   review: Reviewer | None = None) -> CommandResult:
         outcome = await self.propose(agent_id, text, source)

@@ -114,6 +114,9 @@ class FilterProposal(Proposal):
     criteria: str | None = None  # what the user described (None: ids given with --ids)
     matcher: str | None = None  # which matcher found the ids
     dropped: int = 0  # ids the matcher named that were not in the context
+    # The planning conversation of the LLM's filter_context (its request through the
+    # apply call): it leaves the context with the filtered messages, in the same event.
+    planning: tuple[int, ...] = ()
 
     @classmethod
     def build(cls, mode: str, ids: list[int], replayer: Replayer, meter: ContextMeter,
@@ -191,9 +194,16 @@ class FilterProposal(Proposal):
             # A reviewer that unticks everything meant no change (the modal refuses it).
             raise CommandError("the reviewed selection removes nothing; nothing was written")
         r = c.replayer
+        planning = [i for i in self.planning if i in r.ctx]
+        if planning:
+            # forget lists them with the filtered ids; remember simply does not keep them
+            chosen = (sorted(set(chosen) | set(planning)) if self.mode == "forget"
+                      else [i for i in chosen if i not in set(planning)])
         payload: dict = {"mode": self.mode, "ids": chosen}
         if self.criteria is not None:
             payload |= {"criteria": self.criteria, "matcher": self.matcher}
+        if planning:
+            payload["planning"] = planning
         c.add("filter", payload)
         if self.mode == "forget":
             removed = r.with_partners({i for i in chosen if i in r.ctx})

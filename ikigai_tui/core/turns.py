@@ -34,8 +34,8 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
             for event in calls:
                 payload = event.payload
                 text, is_error = await execute_tool(
-                    session, agent.id, payload["name"], payload.get("arguments", "")
-                )
+                    session, agent.id, payload["name"], payload.get("arguments", ""),
+                    call_event=event.id)
                 batch = WriteBatch()
                 batch.add(agent.id, "tool_result", {
                     "call_id": payload["call_id"], "call_event": event.id,

@@ -1,8 +1,8 @@
 """The tools an LLM may call: a registry of Tool objects, each with its JSON schema, who
 may call it, and how it runs.
 
-`slash` (the LLM side of the command registry) is the one tool today; the registry is
-where `filter_context` (for the matcher's side requests) and `memory` will go. A caller
+`slash` (the LLM side of the command registry) and `filter_context` (the LLM's /forget
+and /remember: preview, then apply) today; `memory` will go here too. A caller
 (a conversation's turn, or a side request's purpose) is offered the schemas of the tools
 that allow it, as one list object per caller: token counts of it are cached by identity.
 """
@@ -20,11 +20,13 @@ TURN = "turn"  # the caller of a conversation's turn: the agent's own LLM
 
 
 class ToolContext(NamedTuple):
-    """What a tool runs with: the session, the agent whose LLM called it, the caller."""
+    """What a tool runs with: the session, the agent whose LLM called it, the caller,
+    and the id of the committed tool_call event being answered (None outside a turn)."""
 
     session: Session
     agent_id: str
     caller: str = TURN
+    call_event: int | None = None
 
 
 class ToolResult(NamedTuple):
@@ -89,9 +91,10 @@ class ToolRegistry:
 
 
 def _default() -> ToolRegistry:
+    from ikigai_tui.core.tools.filter_context import FilterContextTool
     from ikigai_tui.core.tools.slash import SlashTool
 
-    return ToolRegistry([SlashTool()])
+    return ToolRegistry([SlashTool(), FilterContextTool()])
 
 
 TOOLS = _default()
@@ -103,9 +106,9 @@ def tool_schemas(caller: str = TURN) -> list[dict[str, Any]]:
 
 
 async def execute_tool(session: Session, agent_id: str, name: str, arguments: str,
-                       caller: str = TURN) -> tuple[str, bool]:
+                       caller: str = TURN, call_event: int | None = None) -> tuple[str, bool]:
     """Run one tool call: (result text, is_error)."""
-    return await TOOLS.execute(ToolContext(session, agent_id, caller), name, arguments)
+    return await TOOLS.execute(ToolContext(session, agent_id, caller, call_event), name, arguments)
 
 
 def slash_tool() -> dict[str, Any]:
