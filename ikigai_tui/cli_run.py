@@ -15,7 +15,7 @@ from ikigai_tui.cli_print import Channel
 from ikigai_tui.config import Config
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import (
-    ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta, TurnFinished,
+    ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
 from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict
 from ikigai_tui.core.provider import ProviderError
@@ -52,6 +52,9 @@ class Printer:
             self._end_line()
             where = "" if notice.agent_id == self.focus else f"[{tree.label(notice.agent_id)}] "
             self.err.line(f"Error: {where}{notice.message}")
+        elif isinstance(notice, MatchingNotice) and notice.total > 1 and notice.done:
+            self.err.line(f"Matching: {notice.done}/{notice.total} parts reviewed "
+                          f"({notice.matcher})")
         elif isinstance(notice, RetryNotice):
             self.err.line(f"Retrying in {notice.delay:.1f}s (attempt {notice.attempt}): "
                           f"{notice.reason}")
