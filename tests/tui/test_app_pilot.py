@@ -53,7 +53,9 @@ async def test_mark_typed_in_the_input_creates_the_mark(bench):
 
 async def test_context_full_blocks_sending_until_a_context_command(bench):
     async with bench.prep(budget=0) as session:
-        await conversation(session, "One.", "Two.")
+        # Long enough that the fixed part (system prompt, tool definitions) alone is far
+        # from the limit once the context is cleared.
+        await conversation(session, *[f"Message {n}: " + "words " * 400 for n in range(3)])
     app = bench.app(budget=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
