@@ -6,9 +6,11 @@ its own figures.
                                 same on a database whose root holds none.
   scroll_100k_median_ms         Keypress to repaint with those 100,000 messages open at
                                 120x40: page up (repeated), ctrl+home, ctrl+end.
-  stream_10k_last_vs_first      Streaming a 10,000-chunk reply into the scrollback: the
-                                per-chunk cost (stream + paint) of the last 1,000 chunks
-                                over that of the first 1,000.
+  stream_10k_last_vs_first      Streaming a 10,000-chunk reply into the scrollback (each
+                                chunk the session's StreamDelta notice, which reaches the
+                                pane as a message, as in the program): the per-chunk cost
+                                (notice + stream + paint) of the last 1,000 chunks over
+                                that of the first 1,000.
   cold_start_vs_minimal_textual Time to first paint of the app on the empty database over
                                 that of a minimal Textual app (one Static), started the
                                 same way. Also checks litellm is not imported at start-up.

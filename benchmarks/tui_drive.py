@@ -281,15 +281,30 @@ def follows(sb) -> bool:
 
 
 async def _stream_chunks(app, sb, chunks: list[str]) -> list[float]:
-    """Seconds per chunk. One chunk: the widget takes it, the frame is painted at once (the
-    compositor renders the dirty lines through Scrollback.render_line), then the loop runs
-    whatever the chunk posted. A paint per chunk is the worst case of the app's real
-    cadence (at most one paint per tick of the screen's update timer)."""
+    """Seconds per chunk. One chunk: it takes the app's real way (the session's StreamDelta
+    notice, which the app hands to the widgets that show the agent) until the scrollback
+    has it, the frame is painted at once (the compositor renders the dirty lines through
+    Scrollback.render_line), then the loop runs whatever the chunk posted. A paint per
+    chunk is the worst case of the app's real cadence (at most one paint per tick of the
+    screen's update timer)."""
+    from ikigai_tui.core.notices import StreamDelta
+
     screen = app.screen
+    notify = app.session.notify
+    agent = sb.agent_id
+    arrived = lambda: 0 if sb._stream is None else len(sb._stream.text) + sb._stream.more  # noqa: E731
+    fed = arrived()
     times = []
     for piece in chunks:
         t0 = perf()
-        sb.stream(piece)
+        notify(StreamDelta(agent, piece))
+        fed += len(piece)
+        for _ in range(100):  # a message is handled on a later turn of the loop
+            if arrived() >= fed:
+                break
+            await asyncio.sleep(0)
+        else:
+            raise RuntimeError("stream: a chunk did not reach the scrollback")
         screen._on_timer_update()
         await asyncio.sleep(0)
         times.append(perf() - t0)

@@ -1,7 +1,8 @@
 """The full-screen application: agent tree, scrollbacks, gauge, input.
 
 The app holds no state the core does not hold: it shows the session and hands it the
-user's input. Session notices arrive as plain records on the same event loop.
+user's input. Session notices arrive as plain records on the same event loop; the app
+turns each into a Textual message (tui/messages.py) for the widget that reacts to it.
 """
 
 from __future__ import annotations
@@ -20,20 +21,17 @@ from textual.widgets import Static
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.events import Event
-from ikigai_tui.core.notices import (
-    AgentChanged, ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta, TurnFinished,
-)
+from ikigai_tui.core.notices import Notice
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.store_errors import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.completion import SlashCommands, completions
+from ikigai_tui.tui.messages import AgentsChanged, changes_agents, pane_message
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.submit import submit
-from ikigai_tui.tui.transcript import items_from_events
 from ikigai_tui.tui.widgets.agent_tree import AgentRow, AgentTreeView
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -112,7 +110,6 @@ class IkigaiApp(App[None]):
             self.startup_error = str(exc)  # the CLI prints it, unwrapped, after the run
             self.exit(return_code=1)
             return
-        session.listeners.append(self._on_notice)
         root = session.tree.root
         assert root is not None
         self.focused_agent = root.id
@@ -120,6 +117,8 @@ class IkigaiApp(App[None]):
             if self.model_override and session.model_of(root) != self.model_override:
                 await session.command(root.id, f"/model {self.model_override}")
             await self.panes.start(session, root.id)
+            # From here on the panes are told (what came before is in the page they read).
+            session.listeners.append(self._on_notice)
         except StoreError as exc:  # a damaged page or a full disk, met while loading
             self.startup_error = str(exc)
             self.session = None
@@ -198,31 +197,16 @@ class IkigaiApp(App[None]):
     # -- session notices ---------------------------------------------------------
 
     def _on_notice(self, notice: Notice) -> None:
-        if isinstance(notice, StreamDelta):
-            for pane in self.panes.showing(notice.agent_id):
-                pane.scrollback.stream(notice.text)
-        elif isinstance(notice, EventsCommitted):
-            self._show_events(notice.events)
-        elif isinstance(notice, ErrorNotice) and not notice.logged:
-            for pane in self.panes.showing(notice.agent_id):
-                pane.scrollback.add_note("error", notice.message)
-        elif isinstance(notice, RetryNotice):
-            for pane in self.panes.showing(notice.agent_id):
-                pane.scrollback.add_note(
-                    "note", f"Retrying in {notice.delay:.1f}s (attempt {notice.attempt}): {notice.reason}")
-        if isinstance(notice, (AgentChanged, TurnFinished, EventsCommitted)):
-            self.schedule_refresh()
+        """Each notice becomes a message for the widget that reacts to it: what a pane
+        shows goes to the panes (one queue keeps a reply's pieces before its events)."""
+        message = pane_message(notice)
+        if message is not None:
+            self.panes.post_message(message)
+        if changes_agents(notice):
+            self.post_message(AgentsChanged())
 
-    def _show_events(self, events: list[Event]) -> None:
-        by_agent: dict[str, list[Event]] = {}
-        for event in events:
-            by_agent.setdefault(event.agent_id, []).append(event)
-        for agent_id, mine in by_agent.items():
-            items = items_from_events(mine)
-            for pane in self.panes.showing(agent_id):
-                if any(e.kind == "assistant" for e in mine):
-                    pane.scrollback.end_stream()
-                pane.scrollback.add_items(items)
+    def on_agents_changed(self, _message: AgentsChanged) -> None:
+        self.schedule_refresh()
 
     def schedule_refresh(self) -> None:
         """Coalesce many notices into one update of the tree, gauge, titles and rules."""

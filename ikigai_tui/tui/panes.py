@@ -1,7 +1,9 @@
 """The panes of the main area: one per shown agent, side by side in the split view.
 
 A widget that owns its panes and which one is active; it tells the app which agent the
-active pane shows (ActiveChanged) rather than writing the app's state.
+active pane shows (ActiveChanged) rather than writing the app's state. The session's
+notices about what a pane shows (streamed pieces, committed events, notes) reach it as
+messages, in the order they were told, and it hands each to the panes showing the agent.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 
+from ikigai_tui.tui.messages import AgentNote, EventsArrived, StreamArrived
 from ikigai_tui.tui.pages import AgentPages
+from ikigai_tui.tui.transcript import items_from_events
 from ikigai_tui.tui.widgets.pane import AgentPane
 
 if TYPE_CHECKING:
@@ -44,6 +48,34 @@ class Panes(Horizontal):
 
     def showing(self, agent_id: str) -> list[AgentPane]:
         return [p for p in self.panes if p.agent_id == agent_id]
+
+    # -- what the session tells -------------------------------------------------
+
+    def on_stream_arrived(self, message: StreamArrived) -> None:
+        for pane in self.panes:
+            if pane.agent_id == message.agent_id:
+                pane.scrollback.stream(message.text)
+
+    def on_events_arrived(self, message: EventsArrived) -> None:
+        by_agent: dict[str, list] = {}
+        for event in message.events:
+            by_agent.setdefault(event.agent_id, []).append(event)
+        for agent_id, mine in by_agent.items():
+            panes = self.showing(agent_id)
+            if not panes:
+                continue
+            items = items_from_events(mine)
+            replied = any(e.kind == "assistant" for e in mine)
+            for pane in panes:
+                if replied:
+                    pane.scrollback.end_stream()
+                pane.scrollback.add_items(items)
+
+    def on_agent_note(self, message: AgentNote) -> None:
+        for pane in self.showing(message.agent_id):
+            pane.scrollback.add_note(message.kind, message.text)
+
+    # -- managing the panes ------------------------------------------------------
 
     def _new_pane(self, agent_id: str) -> AgentPane:
         assert self.session is not None

@@ -3,9 +3,11 @@ the active pane shows with a message (the app's focus follows it); warnings are 
 
 from __future__ import annotations
 
+from ikigai_tui.core.notices import ErrorNotice
+from ikigai_tui.tui.messages import AgentsChanged, EventsArrived, StreamArrived
 from ikigai_tui.tui.panes import MAX_PANES, Panes
 
-from .conftest import SIZE, agent_named, idle, root_id, say, settle
+from .conftest import SIZE, agent_named, all_lines, events_of, idle, root_id, say, settle
 
 
 async def _family(session, children: int) -> None:
@@ -100,3 +102,78 @@ async def test_split_warns_when_every_agent_is_shown(bench):
         assert [n.message for n in app._notifications] == [
             "Every agent is already shown. Fork one with /fork."]
         assert all(n.severity == "warning" for n in app._notifications)
+
+
+# ---- the session's notices, as messages to the panes -----------------------------------
+
+
+async def test_a_reply_reaches_the_panes_as_messages_its_pieces_before_its_events(bench):
+    """The listener only translates: each streamed piece is a StreamArrived for the panes,
+    then the committed reply an EventsArrived, in that order, on the panes' one queue;
+    the app is told with AgentsChanged; the pane shows the committed reply once."""
+    app = bench.app(delay=0.01)  # the offline model streams word by word
+    seen, hook = _collect((StreamArrived, EventsArrived, AgentsChanged))
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        seen.clear()
+        await app.session.say(root, "Count the pieces.")
+        await app.session.wait_idle()
+        await idle(pilot)
+
+        reply = (await events_of(app, root, "assistant"))[-1]
+        to_panes = [m for m in seen if not isinstance(m, AgentsChanged)]
+        kinds = [type(m).__name__ for m in to_panes]
+        assert kinds[0] == "EventsArrived"  # the user message
+        assert [e.kind for e in to_panes[0].events] == ["user"]
+        pieces = [m for m in to_panes if isinstance(m, StreamArrived)]
+        assert len(pieces) > 3
+        assert all(m.agent_id == root for m in pieces)
+        assert "".join(m.text for m in pieces) == reply.payload["content"]
+        last_piece = max(i for i, m in enumerate(to_panes) if isinstance(m, StreamArrived))
+        committed = next(i for i, m in enumerate(to_panes)
+                         if isinstance(m, EventsArrived) and reply.id in [e.id for e in m.events])
+        assert kinds[1:last_piece + 1] == ["StreamArrived"] * last_piece
+        assert committed == last_piece + 1
+        assert any(isinstance(m, AgentsChanged) for m in seen)
+        assert all(isinstance(m, (StreamArrived, EventsArrived)) for m in to_panes)
+
+        scrollback = app.panes.active.scrollback
+        assert scrollback._stream is None  # the streamed lines gave way to the reply
+        first = reply.payload["content"].split(".")[0]
+        assert sum(first in line for line in all_lines(scrollback)) == 1
+
+
+async def test_events_a_pane_already_shows_are_not_added_again(bench):
+    """A pane that read its page after an event was committed, but before that event's
+    message was handled, shows it once."""
+    async with bench.prep() as session:
+        await say(session, root_id(session), "Only once, please.")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        scrollback = app.panes.active.scrollback
+        before = all_lines(scrollback)
+        assert any("Only once, please." in line for line in before)
+        shown = await events_of(app, root)
+        app.panes.post_message(EventsArrived(shown))
+        await idle(pilot)
+        assert all_lines(scrollback) == before
+
+
+async def test_a_note_for_an_agent_reaches_only_its_panes(bench):
+    async with bench.prep() as session:
+        await _family(session, 1)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        await idle(pilot)
+        root_pane, kid_pane = app.panes.all()
+        app.session.notify(ErrorNotice(kid_pane.agent_id, "Error: the kid's trouble"))
+        app.session.notify(ErrorNotice(kid_pane.agent_id, "already logged", logged=True))
+        await idle(pilot)
+        assert "Error: the kid's trouble" in all_lines(kid_pane.scrollback)
+        assert not any("trouble" in line for line in all_lines(root_pane.scrollback))
+        assert not any("already logged" in line for line in all_lines(kid_pane.scrollback))

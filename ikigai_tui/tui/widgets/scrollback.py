@@ -327,10 +327,13 @@ class Scrollback(ScrollView, can_focus=True):
         self._follow()
 
     def add_items(self, items: list[Item]) -> None:
-        """New items at the end of the log (shown only when the newest page is loaded)."""
-        if not items:
-            return
+        """New items at the end of the log (shown only when the newest page is loaded);
+        none the loaded page holds already (read while their message was on its way)."""
         if not self.at_end:
+            return
+        last = self._last_key()
+        items = [i for i in items if i.key <= 0 or i.key > last]
+        if not items:
             return
         anchor = None if self.following else self._anchor()
         self._set_items(self.items + items, keep="end")
