@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from ikigai_tui.tui.safe_text import C1_PLACEHOLDER, plain, sanitize
 from ikigai_tui.tui.screens.help import HelpCommands, HelpKeys, HelpScreen
-from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen, _ItemList
+from ikigai_tui.tui.screens.preview import PreviewItem, PreviewList, PreviewScreen
 
 SIZE = (120, 40)
 
@@ -158,8 +158,9 @@ async def test_preview_initial_totals_and_rows():
         screen = app.screen
         assert isinstance(screen, PreviewScreen)
         assert totals(screen) == "2 of 3 selected · removes 420 tokens · context: 5,000 → 4,580 tokens"
-        items = screen.query_one(_ItemList)
-        prompts = [items.get_option_at_index(i).prompt.plain for i in range(3)]
+        items = screen.query_one(PreviewList)
+        prompts = [items.line_text(i).removeprefix("▐X▌ ") for i in range(3)]
+        assert items.line_count == 3  # no exchanges, no reasons: one line an item
         assert prompts[0].split() == ["#30", "assistant", "400", "Lisbon", "is", "mild", "in", "November"]
         assert prompts[2].split()[:4] == ["#44", "tool_result", "1,000", '{"t":']
         assert "second line" not in prompts[2]
@@ -255,16 +256,19 @@ async def test_keep_mode_removes_the_unchecked():
         await pilot.pause()
         screen = app.screen
         # #30 and #12 stay; #44 (1,000 tokens) leaves.
-        assert totals(screen) == "2 of 3 selected · removes 1,000 tokens · context: 5,000 → 4,000 tokens"
+        assert totals(screen) == ("2 of 3 selected to stay · 1 message (1,000 tokens) leave"
+                                  " · context: 5,000 → 4,000 tokens")
         await pilot.press("a")
         await pilot.pause()
-        assert totals(screen) == "3 of 3 selected · removes 0 tokens · context: 5,000 → 5,000 tokens"
+        assert totals(screen) == ("3 of 3 selected to stay · 0 messages (0 tokens) leave"
+                                  " · context: 5,000 → 5,000 tokens")
         await pilot.press("enter")  # keeping everything removes nothing
         await pilot.pause()
         assert app.screen is screen and notice_shown(screen)
         await pilot.press("space")  # untick #30: it would leave
         await pilot.pause()
-        assert totals(screen) == "2 of 3 selected · removes 400 tokens · context: 5,000 → 4,600 tokens"
+        assert totals(screen) == ("2 of 3 selected to stay · 1 message (400 tokens) leave"
+                                  " · context: 5,000 → 4,600 tokens")
         await pilot.press("enter")
         await pilot.pause()
         assert app.results == [[12, 44]]
@@ -276,7 +280,7 @@ async def test_untrusted_text_is_shown_inert():
     app = Harness(screen)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        prompt = screen.query_one(_ItemList).get_option_at_index(0).prompt.plain
+        prompt = screen.query_one(PreviewList).line_text(0)
         assert "\x1b" not in prompt and "\x07" not in prompt and "\x9b" not in prompt
         assert "\u241b]52;c;ZXZpbA==\u2407 [red]hi[/red] " + C1_PLACEHOLDER + "2J" in prompt
         dialog = screen.query_one(".dialog")

@@ -1,8 +1,12 @@
-"""The preview of a /forget or /remember: tick the messages, see the totals, apply or cancel."""
+"""The preview of a /forget or /remember: tick the messages, see the totals, apply or cancel.
+
+The items (matches, with the matcher's reasons, grouped by exchange) live in one
+line-based `PreviewList` (preview_list.py), so thousands of them open and react fast;
+`v` opens one message in full (message_view.py) and Esc comes back to the same place.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -10,21 +14,23 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import ModalScreen
-from textual.widgets import Button, SelectionList, Static
-from textual.widgets.selection_list import Selection
+from textual.widgets import Button, Static
 
-from ikigai_tui.tui.safe_text import plain, sanitize
+from ikigai_tui.tui.safe_text import plain
+from ikigai_tui.tui.screens.message_view import LoadText, MessageScreen
+from ikigai_tui.tui.screens.preview_list import PreviewList
+from ikigai_tui.tui.screens.preview_rows import PreviewItem, first_line_of, plural
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
-__all__ = ["PreviewItem", "PreviewScreen"]
+__all__ = ["PreviewItem", "PreviewList", "PreviewScreen", "first_line_of"]
 
 STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 
 MODES = ("remove", "keep")
-ROLE_WIDTH = 12
-SHORT_SCREEN = 24  # rows; below this the dialog drops its padding and the mode line
-FIRST_LINE_MAX = 400  # characters kept of a first line; the list cuts it to fit with "…"
+SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
+HINT = "space toggle · a all · n none · v view · ⏎ apply · esc cancel"
 
 MODE_LINES = {
     "remove": "Checked messages leave the context. The log keeps them; /undo brings them back.",
@@ -32,33 +38,15 @@ MODE_LINES = {
 }
 
 
-@dataclass(frozen=True)
-class PreviewItem:
-    """One message offered in the preview."""
-
-    id: int
-    role: str
-    first_line: str
-    tokens: int
-    checked: bool = True
-
-
-def first_line_of(text: str) -> str:
-    """The first non-blank line of `text`, sanitized, tabs as spaces, capped in length."""
-    for line in text.splitlines():
-        if line.strip():
-            return sanitize(line.strip().expandtabs(4))[:FIRST_LINE_MAX]
-    return ""
-
-
-class _ItemList(SelectionList[int]):
-    """The list of items; Enter applies the preview instead of toggling."""
-
-    BINDINGS = [Binding("enter", "screen.apply", "Apply", show=False)]
-
-
 class PreviewScreen(ModalScreen[list[int] | None]):
-    """Dismisses with the sorted ids of the checked items, or None when cancelled."""
+    """Dismisses with the sorted ids of the checked items, or None when cancelled.
+
+    mode "remove" (/forget): the checked items leave the context. Mode "keep"
+    (/remember): only the checked items stay; the unchecked ones leave, and so do the
+    `unlisted` (messages, tokens) of the context that the preview does not show.
+    `matcher` names what found the items, `criteria` what was asked; `load_text(id)`
+    gives a message's whole text for the `v` view.
+    """
 
     CSS_PATH = STYLES
     AUTO_FOCUS = "#preview-items"
@@ -69,6 +57,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         Binding("ctrl+s", "apply", "Apply"),
         Binding("a", "select_all", "Select all"),
         Binding("n", "select_none", "Select none"),
+        Binding("v", "view", "View message"),
     ]
 
     def __init__(
@@ -80,6 +69,10 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         mode: str = "remove",
         note: str | None = None,
         apply_label: str = "Apply",
+        matcher: str | None = None,
+        criteria: str | None = None,
+        load_text: LoadText | None = None,
+        unlisted: tuple[int, int] = (0, 0),
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -93,61 +86,41 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         self._mode = mode
         self._note = note
         self._apply_label = apply_label
-        self._checked: set[int] = {item.id for item in items if item.checked}
+        self._matcher = matcher
+        self._criteria = criteria
+        self._load_text = load_text
+        self._unlisted = unlisted
+        self._list = PreviewList(self._items, id="preview-items")
 
     # ---- layout ----
 
     def compose(self) -> ComposeResult:
-        id_w = max([len(f"#{item.id}") for item in self._items] + [3])
-        role_w = min(ROLE_WIDTH, max([len(sanitize(item.role)) for item in self._items] + [4]))
-        tok_w = max([len(f"{item.tokens:,}") for item in self._items] + [6])
+        items = self._list
         with Vertical(classes="dialog") as dialog:
-            dialog.border_title = plain(self._title)
-            count = len(self._items)
-            dialog.border_subtitle = f"{count} message{'' if count == 1 else 's'}"
+            title = self._title
+            if self._criteria:
+                title += f' · "{" ".join(self._criteria.split())}"'
+            dialog.border_title = plain(title)
+            count = plural(len(self._items), "message")
+            if items.grouped:
+                count += f" in {plural(items.group_count, 'exchange')}"
+            dialog.border_subtitle = count
             with Vertical(id="preview-intro"):
                 if self._note:
                     yield Static(plain(self._note), id="preview-note")
+                if self._matcher:
+                    yield Static(plain(f"matched by: {self._matcher}"), id="preview-matcher")
                 yield Static(Text(MODE_LINES[self._mode]), id="preview-mode")
-            header = f"{'id'.ljust(id_w)}  {'role'.ljust(role_w)}  {'tokens'.rjust(tok_w)}  first line"
-            yield Static(Text(header), id="preview-header")
-            yield _ItemList(
-                *(
-                    Selection(self._row(item, id_w, role_w, tok_w), item.id, item.checked)
-                    for item in self._items
-                ),
-                id="preview-items",
-            )
+            yield Static(Text(items.header_text(), no_wrap=True, overflow="ellipsis"),
+                         id="preview-header")
+            yield items
             yield Static(self._totals_text(), id="preview-totals")
             yield Static("", id="preview-notice")
             with Horizontal(id="preview-buttons"):
-                yield Static(
-                    Text("space toggle · a all · n none · ⏎ apply · esc cancel"),
-                    classes="hint",
-                )
+                yield Static(Text(HINT), classes="hint")
                 yield Button(plain(self._apply_label), variant="primary", id="preview-apply", compact=True)
                 yield Button("Cancel", id="preview-cancel", compact=True)
         yield KeyBar()  # this screen's keys, over the main screen's
-
-    @staticmethod
-    def _row(item: PreviewItem, id_w: int, role_w: int, tok_w: int) -> Text:
-        role = sanitize(item.role)
-        if len(role) > role_w:
-            role = role[: role_w - 1] + "…"
-        row = Text(no_wrap=True, overflow="ellipsis", end="")
-        ident = f"#{item.id}"
-        row.append(ident, style="dim")
-        row.append(" " * (id_w - len(ident) + 2))
-        row.append(role.ljust(role_w))
-        row.append("  ")
-        row.append(f"{item.tokens:,}".rjust(tok_w))
-        row.append("  ")
-        line = first_line_of(item.first_line)
-        if line:
-            row.append(line)
-        else:
-            row.append("(empty)", style="dim")
-        return row
 
     # ---- fitting the list to the screen ----
 
@@ -159,43 +132,61 @@ class PreviewScreen(ModalScreen[list[int] | None]):
 
     def _fit_list(self) -> None:
         """Let the list grow with its items but leave room for the rest of the dialog."""
+        if not self.is_mounted:
+            return
         dialog = self.query_one(".dialog")
-        items = self.query_one(_ItemList)
+        items = self._list
         self.set_class(self.size.height < SHORT_SCREEN, "-short")
         limit = dialog.styles.max_height
-        height = self.size.height
+        # The dialog is laid out in what the docked key bar leaves of the screen.
+        space = self.size - Size(0, self.query_one(KeyBar).outer_size.height)
+        height = space.height
         if limit is not None:
-            height = int(limit.resolve(self.size, self.size, None))
+            height = int(limit.resolve(space, space, None))
         chrome = dialog.virtual_size.height + dialog.styles.gutter.height - items.outer_size.height
         room = max(3, height - chrome)
         if items.styles.max_height is None or items.styles.max_height.value != room:
             items.styles.max_height = room
+            self.call_after_refresh(items.scroll_to_cursor)
 
     # ---- state ----
 
     @property
     def checked_ids(self) -> list[int]:
         """The ids ticked now, sorted."""
-        return sorted(self._checked)
+        return self._list.checked_ids
 
-    def _removed(self) -> list[PreviewItem]:
+    @property
+    def preview_list(self) -> PreviewList:
+        return self._list
+
+    def leaving(self) -> tuple[int, int]:
+        """(messages, tokens) that would leave the context with the ticks as they are."""
+        items = self._list
         if self._mode == "remove":
-            return [item for item in self._items if item.id in self._checked]
-        return [item for item in self._items if item.id not in self._checked]
+            return items.checked_count, items.checked_tokens
+        return (len(self._items) - items.checked_count + self._unlisted[0],
+                items.total_tokens - items.checked_tokens + self._unlisted[1])
 
     def _totals_text(self) -> Text:
-        removed = sum(item.tokens for item in self._removed())
-        after = max(0, self._tokens_before - removed)
-        return Text(
-            f"{len(self._checked)} of {len(self._items)} selected"
-            f" · removes {removed:,} tokens"
-            f" · context: {self._tokens_before:,} → {after:,} tokens",
-            no_wrap=True,
-            overflow="ellipsis",
-        )
+        items = self._list
+        messages, tokens = self.leaving()
+        after = max(0, self._tokens_before - tokens)
+        context = f"context: {self._tokens_before:,} → {after:,} tokens"
+        if self._mode == "remove":
+            text = (f"{items.checked_count:,} of {len(self._items):,} selected"
+                    f" · removes {tokens:,} tokens · {context}")
+        else:
+            text = (f"{items.checked_count:,} of {len(self._items):,} selected to stay"
+                    f" · {plural(messages, 'message')} ({tokens:,} tokens) leave · {context}")
+        return Text(text)
 
     def _refresh_totals(self) -> None:
-        self.query_one("#preview-totals", Static).update(self._totals_text())
+        totals = self.query_one("#preview-totals", Static)
+        before = totals.size.height
+        totals.update(self._totals_text())
+        if before:
+            self.call_after_refresh(self._fit_list)  # a narrow dialog may wrap it anew
 
     def _show_notice(self, message: str | None) -> None:
         notice = self.query_one("#preview-notice", Static)
@@ -204,26 +195,28 @@ class PreviewScreen(ModalScreen[list[int] | None]):
             notice.set_class(bool(message), "-visible")
             self.call_after_refresh(self._fit_list)
 
-    @on(SelectionList.SelectedChanged, "#preview-items")
-    def _selection_changed(self, event: SelectionList.SelectedChanged) -> None:
+    @on(PreviewList.Changed, "#preview-items")
+    def _ticks_changed(self, event: PreviewList.Changed) -> None:
         event.stop()
-        self._checked = set(event.selection_list.selected)
         self._show_notice(None)
         self._refresh_totals()
 
     # ---- actions ----
 
     def action_select_all(self) -> None:
-        self.query_one(_ItemList).select_all()
+        self._list.set_all(True)
 
     def action_select_none(self) -> None:
-        self.query_one(_ItemList).deselect_all()
+        self._list.set_all(False)
+
+    def action_view(self) -> None:
+        item = self._list.current
+        if item is not None:
+            self.app.push_screen(MessageScreen(item, self._load_text))
 
     def action_apply(self) -> None:
-        # Read the list itself: a toggle's SelectedChanged may still be in flight.
-        self._checked = set(self.query_one(_ItemList).selected)
         self._refresh_totals()
-        if not self._removed():
+        if not self.leaving()[0]:
             if self._mode == "remove":
                 self._show_notice("Nothing would be removed: check at least one message, or press esc.")
             else:

@@ -1,0 +1,314 @@
+"""The preview's list of messages: one line-based widget, however many messages.
+
+A /forget over a long context can offer thousands of matches; one widget per row (or an
+OptionList, which measures every option's height up front and again after each prompt
+change) makes opening and every keypress slow. This widget draws from flat arrays that
+map each line to a group header or a line of an item (preview_rows.Layout), renders only
+the lines on screen, and changes one set of ids when a box is ticked: nothing is rebuilt.
+The cursor moves over items only, never onto a header. Everything shown is sanitized.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.screens.preview_rows import Layout, PreviewItem, first_line_of, one_line
+
+__all__ = ["PreviewList"]
+
+ROLE_WIDTH = 12
+INDENT = "  "  # items under a group header
+BOX = ("▐", "X", "▌")  # the tick box, as Textual's SelectionList draws it
+
+
+def _fit(text: str, cells: int) -> str:
+    """`text` cut to `cells` columns, with "…" where it was cut."""
+    if cells <= 0:
+        return ""
+    if cell_len(text) <= cells:
+        return text
+    return set_cell_size(text, cells - 1) + "…"
+
+
+class PreviewList(ScrollView, can_focus=True):
+    """The items, ticked or not; posts `Changed` when the ticks change."""
+
+    COMPONENT_CLASSES = {
+        "preview-list--header",
+        "preview-list--id",
+        "preview-list--reason",
+        "preview-list--cursor",
+        "preview-list--box",
+        "preview-list--box-on",
+    }
+
+    BINDINGS = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+        Binding("space", "toggle", "Toggle"),
+        Binding("enter", "screen.apply", "Apply", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    PreviewList {
+        height: auto;
+        overflow-x: hidden;
+    }
+    """
+
+    class Changed(Message):
+        """The ticks changed (read the totals from `preview_list`)."""
+
+        def __init__(self, preview_list: PreviewList) -> None:
+            super().__init__()
+            self.preview_list = preview_list
+
+        @property
+        def control(self) -> PreviewList:
+            return self.preview_list
+
+    def __init__(self, items: list[PreviewItem], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.line_map = layout = Layout(items)
+        self.items = layout.items
+        self.grouped = layout.grouped
+        self._checked: set[int] = {item.id for item in items if item.checked}
+        self._tokens = {item.id: item.tokens for item in items}
+        self.total_tokens = sum(self._tokens.values())
+        self.checked_tokens = sum(self._tokens[i] for i in self._checked)
+        self._rows: list[str | None] = [None] * len(self.items)  # sanitized first lines, lazily
+        self.cursor: int | None = 0 if self.items else None
+        self._id_w = max([len(f"#{item.id}") for item in self.items] + [3])
+        self._role_w = min(ROLE_WIDTH, max([len(sanitize(item.role)) for item in self.items] + [4]))
+        self._tok_w = max([len(f"{item.tokens:,}") for item in self.items] + [6])
+
+    # ---- what the screen reads ----
+
+    @property
+    def line_count(self) -> int:
+        return len(self.line_map.line_ref)
+
+    @property
+    def group_count(self) -> int:
+        return self.line_map.group_count
+
+    @property
+    def checked_ids(self) -> list[int]:
+        """The ticked ids, sorted."""
+        return sorted(self._checked)
+
+    @property
+    def checked_count(self) -> int:
+        return len(self._checked)
+
+    def is_checked(self, item_id: int) -> bool:
+        return item_id in self._checked
+
+    @property
+    def current(self) -> PreviewItem | None:
+        """The item under the cursor."""
+        return None if self.cursor is None else self.items[self.cursor]
+
+    def header_text(self) -> str:
+        """The column titles, aligned with the rows."""
+        indent = INDENT if self.grouped else ""
+        return (f"{indent}{' ' * (len(''.join(BOX)) + 1)}{'id'.ljust(self._id_w)}  "
+                f"{'role'.ljust(self._role_w)}  {'tokens'.rjust(self._tok_w)}  first line")
+
+    def line_text(self, line: int) -> str:
+        """The plain text of one line of the list (for tests and the benchmark)."""
+        width = self.scrollable_content_region.width or 120
+        return "".join(segment.text for segment in self._segments(line, width, Style()))
+
+    # ---- changing the ticks ----
+
+    def toggle(self, index: int | None = None) -> None:
+        index = self.cursor if index is None else index
+        if index is None:
+            return
+        item = self.items[index]
+        if item.id in self._checked:
+            self._checked.discard(item.id)
+            self.checked_tokens -= item.tokens
+        else:
+            self._checked.add(item.id)
+            self.checked_tokens += item.tokens
+        self._refresh_item(index)
+        self.post_message(self.Changed(self))
+
+    def set_all(self, checked: bool) -> None:
+        if checked:
+            self._checked = set(self._tokens)
+            self.checked_tokens = self.total_tokens
+        else:
+            self._checked = set()
+            self.checked_tokens = 0
+        self.refresh()
+        self.post_message(self.Changed(self))
+
+    # ---- the cursor ----
+
+    def move_to(self, index: int) -> None:
+        if not self.items:
+            return
+        index = max(0, min(len(self.items) - 1, index))
+        old, self.cursor = self.cursor, index
+        if old is not None:
+            self._refresh_item(old)
+        self._refresh_item(index)
+        self.scroll_to_cursor()
+
+    def scroll_to_cursor(self) -> None:
+        if self.cursor is None or not self.is_mounted:
+            return
+        top, bottom = self.line_map.span(self.cursor)
+        self.scroll_to_region(Region(0, top, 1, bottom - top), animate=False, force=True,
+                              immediate=True)
+
+    def _page(self, direction: int) -> None:
+        if self.cursor is None:
+            return
+        layout = self.line_map
+        step = max(1, self.scrollable_content_region.height - 1)
+        line = layout.item_line[self.cursor] + direction * step
+        line = max(0, min(len(layout.line_ref) - 1, line))
+        target = layout.item_at(line)
+        if target is None:  # a header: its group's first item is on the next line
+            target = layout.item_at(line + 1)
+        if target is not None:
+            self.move_to(target)
+
+    def action_cursor_up(self) -> None:
+        if self.cursor is not None:
+            self.move_to(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        if self.cursor is not None:
+            self.move_to(self.cursor + 1)
+
+    def action_page_up(self) -> None:
+        self._page(-1)
+
+    def action_page_down(self) -> None:
+        self._page(1)
+
+    def action_first(self) -> None:
+        self.move_to(0)
+
+    def action_last(self) -> None:
+        self.move_to(len(self.items) - 1)
+
+    def action_toggle(self) -> None:
+        self.toggle()
+
+    async def _on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        index = self.line_map.item_at(offset.y + int(self.scroll_offset.y))
+        if index is not None:
+            event.stop()
+            self.move_to(index)
+            self.toggle(index)
+
+    # ---- layout and rendering ----
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.line_map.line_ref)
+
+    def _set_virtual_size(self) -> None:
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.line_map.line_ref))
+
+    def on_mount(self) -> None:
+        self._set_virtual_size()
+
+    def on_resize(self) -> None:
+        self._set_virtual_size()
+        self.call_after_refresh(self.scroll_to_cursor)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def _refresh_item(self, index: int) -> None:
+        first = self.line_map.item_line[index] - int(self.scroll_offset.y)
+        self.refresh_lines(first, self.line_map.lines_of(index))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        line = int(self.scroll_offset.y) + y
+        base = self.rich_style
+        if not 0 <= line < len(self.line_map.line_ref):
+            return Strip.blank(width, base)
+        ref = self.line_map.line_ref[line]
+        if ref >= 0 and ref == self.cursor:
+            base = base + self._component("preview-list--cursor")
+        return Strip(self._segments(line, width, base)).crop_extend(0, width, base)
+
+    def _component(self, name: str) -> Style:
+        """What a component class sets (colours blended over the list's background, so
+        that translucent theme colours such as $text-muted come out right)."""
+        if not self.is_mounted:
+            return Style()
+        part = self.get_component_rich_style(name, partial=True)
+        full = self.get_component_rich_style(name)
+        return Style(color=full.color if part.color else None,
+                     bgcolor=full.bgcolor if part.bgcolor else None,
+                     bold=part.bold, italic=part.italic, dim=part.dim)
+
+    def _style(self, name: str, base: Style) -> Style:
+        return base + self._component(name)
+
+    def _segments(self, line: int, width: int, base: Style) -> list[Segment]:
+        ref = self.line_map.line_ref[line]
+        if ref < 0:
+            header = self.line_map.headers[~ref]
+            return [Segment(_fit(header, width), self._style("preview-list--header", base))]
+        item = self.items[ref]
+        indent = INDENT if self.grouped else ""
+        if self.line_map.line_sub[line] == 1:
+            lead = indent + " " * (len("".join(BOX)) + 1)
+            reason = "↳ " + one_line(item.reason or "")
+            return [Segment(lead, base),
+                    Segment(_fit(reason, width - len(lead)), self._style("preview-list--reason", base))]
+        box_style = self._style("preview-list--box-on" if item.id in self._checked
+                                else "preview-list--box", Style())
+        side = Style(color=box_style.bgcolor, bgcolor=base.bgcolor)
+        ident = f"#{item.id}"
+        role = sanitize(item.role)
+        if len(role) > self._role_w:
+            role = role[: self._role_w - 1] + "…"
+        text = self._rows[ref]
+        if text is None:
+            text = self._rows[ref] = first_line_of(item.first_line)
+        segments = [
+            Segment(indent, base),
+            Segment(BOX[0], side), Segment(BOX[1], base + box_style), Segment(BOX[2], side),
+            Segment(" ", base),
+            Segment(ident.ljust(self._id_w), self._style("preview-list--id", base)),
+            Segment(f"  {role.ljust(self._role_w)}  {f'{item.tokens:,}'.rjust(self._tok_w)}  ", base),
+        ]
+        used = sum(segment.cell_length for segment in segments)
+        if text:
+            segments.append(Segment(_fit(text, width - used), base))
+        else:
+            segments.append(Segment(_fit("(empty)", width - used), self._style("preview-list--id", base)))
+        return segments

@@ -1,0 +1,323 @@
+"""The preview of matches (/forget CRITERIA, /remember CRITERIA): grouped by exchange,
+reasons, the criteria and the matcher shown, one message in full, and thousands of
+items in one line-based list."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App
+from textual.screen import Screen
+from textual.widgets import Static
+
+from ikigai_tui.tui.safe_text import C1_PLACEHOLDER
+from ikigai_tui.tui.screens.message_view import SHOWN_MAX, MessageScreen
+from ikigai_tui.tui.screens.preview import PreviewItem, PreviewList, PreviewScreen
+
+SIZE = (120, 40)
+BEFORE = 20_000
+
+MATCHES = [
+    PreviewItem(40, "user", "Can you sketch the database schema for orders?", 31,
+                reason="asks for the schema", exchange=40),
+    PreviewItem(41, "assistant", "Here is a first schema:\nCREATE TABLE orders (...)", 420,
+                reason="proposes the tables", exchange=40),
+    PreviewItem(57, "tool_call", 'run_sql("ALTER TABLE orders ADD shipped_at")', 45,
+                reason="migrates the schema", exchange=55),
+    PreviewItem(58, "tool_result", "OK", 3, exchange=55),  # the call's partner: no reason
+    PreviewItem(90, "user", "Should the schema use UUIDs?", 12, reason="a schema question",
+                exchange=90, checked=False),
+]
+FULL_TEXT = {41: "Here is a first schema:\n\nCREATE TABLE orders (\n  id integer\n)\n\x1b[2Jdone"}
+
+
+class Harness(App[None]):
+    """Pushes one screen and records what it is dismissed with."""
+
+    def __init__(self, under_test: Screen) -> None:
+        super().__init__()
+        self.under_test = under_test
+        self.results: list[object] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(self.under_test, self.results.append)
+
+
+async def load_text(message_id: int) -> str:
+    return FULL_TEXT[message_id]
+
+
+def matches(**kwargs) -> PreviewScreen:
+    kwargs.setdefault("matcher", "local (words + meaning)")
+    kwargs.setdefault("criteria", "database schema")
+    return PreviewScreen("Forget: review the messages", MATCHES, BEFORE, **kwargs)
+
+
+def lines(screen: PreviewScreen) -> list[str]:
+    items = screen.preview_list
+    return [items.line_text(i).rstrip() for i in range(items.line_count)]
+
+
+def text_of(screen: Screen, selector: str) -> str:
+    return screen.query_one(selector, Static).render().plain
+
+
+# ---- layout ----
+
+
+async def test_items_are_grouped_by_exchange_with_their_reasons():
+    app = Harness(matches())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = lines(app.screen)
+        assert [line for line in shown if line.startswith("exchange")] == [
+            "exchange #40 · 2 messages · 451 tokens",
+            "exchange #55 · 2 messages · 48 tokens",
+            "exchange #90 · 1 message · 12 tokens",
+        ]
+        # header, row, reason, row, reason | header, row, reason, row | header, row, reason
+        assert len(shown) == 12
+        assert shown[1].split()[1:5] == ["#40", "user", "31", "Can"]
+        assert shown[2].strip() == "↳ asks for the schema"
+        assert shown[4].strip() == "↳ proposes the tables"
+        assert shown[8].split()[1:4] == ["#58", "tool_result", "3"]  # no reason line after it
+        assert shown[9].startswith("exchange #90")
+        assert "▐X▌" in shown[1] and "▐X▌" in shown[10]  # the box is drawn either way
+
+
+async def test_title_matcher_and_subtitle():
+    app = Harness(matches())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        dialog = app.screen.query_one(".dialog")
+        assert str(dialog.border_title) == 'Forget: review the messages · "database schema"'
+        assert str(dialog.border_subtitle) == "5 messages in 3 exchanges"
+        assert text_of(app.screen, "#preview-matcher") == "matched by: local (words + meaning)"
+
+
+async def test_without_exchanges_there_are_no_headers_and_no_matcher_line():
+    items = [PreviewItem(i, "user", f"line {i}", 10) for i in (3, 1, 2)]
+    app = Harness(PreviewScreen("Forget", items, 100))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert [line.split()[1] for line in lines(app.screen)] == ["#3", "#1", "#2"]
+        assert not app.screen.query("#preview-matcher")
+        assert str(app.screen.query_one(".dialog").border_subtitle) == "3 messages"
+
+
+@pytest.mark.parametrize("width", [80, 120])
+async def test_reasons_stay_readable_on_their_own_line(width):
+    long_reason = "talks about the orders table, its indexes and the migration that adds shipped_at"
+    items = [PreviewItem(7, "assistant", "x " * 200, 99, reason=long_reason, exchange=6)]
+    app = Harness(PreviewScreen("Forget", items, 1000))
+    async with app.run_test(size=(width, 30)) as pilot:
+        await pilot.pause()
+        row, reason = lines(app.screen)[1:3]
+        assert row.endswith("…")  # the first line is cut to fit
+        list_width = app.screen.preview_list.scrollable_content_region.width
+        room = list_width - len("      ↳ ")
+        assert room >= 60  # even at 80 columns most of a reason fits
+        expected = long_reason if len(long_reason) <= room else long_reason[:room - 1] + "…"
+        assert reason.strip() == "↳ " + expected
+
+
+async def test_untrusted_reason_and_criteria_are_inert():
+    items = [PreviewItem(1, "user", "hi", 5, reason="evil\x1b[2J\nsecond \x9b line", exchange=1)]
+    screen = PreviewScreen("Forget", items, 10, criteria="schema\x07", matcher="m\x1b]0;t\x07")
+    app = Harness(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        reason = lines(screen)[2]
+        assert reason.strip() == f"↳ evil\u241b[2J second {C1_PLACEHOLDER} line"
+        assert "\x1b" not in str(screen.query_one(".dialog").border_title)
+        assert "\u2407" in str(screen.query_one(".dialog").border_title)
+        assert "\x1b" not in text_of(screen, "#preview-matcher")
+
+
+# ---- keys over groups ----
+
+
+async def test_the_cursor_walks_items_and_never_lands_on_a_header():
+    app = Harness(matches())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        items = app.screen.preview_list
+        seen = [items.current.id]
+        for _ in range(6):  # one more than there are items: stays on the last
+            await pilot.press("down")
+            seen.append(items.current.id)
+        assert seen == [40, 41, 57, 58, 90, 90, 90]
+        await pilot.press("up", "up")
+        assert items.current.id == 57
+        await pilot.press("home")
+        assert items.current.id == 40
+        await pilot.press("end")
+        assert items.current.id == 90
+        await pilot.press("pageup")
+        assert items.current.id == 40
+
+
+async def test_space_a_and_n_with_groups_return_the_right_ids():
+    app = Harness(matches())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press("down", "down", "space")  # #57, past the first group's header
+        await pilot.press("down", "down", "space")  # #90 ticked
+        await pilot.pause()
+        assert screen.checked_ids == [40, 41, 58, 90]
+        assert text_of(screen, "#preview-totals").startswith("4 of 5 selected · removes 466 tokens")
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.checked_ids == []
+        await pilot.press("a")
+        await pilot.pause()
+        assert screen.checked_ids == [40, 41, 57, 58, 90]
+        await pilot.press("up", "space", "ctrl+s")  # untick #58
+        await pilot.pause()
+        assert app.results == [[40, 41, 57, 90]]
+
+
+async def test_clicking_a_row_toggles_it_and_a_header_does_nothing():
+    app = Harness(matches())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        items = screen.preview_list
+        assert await pilot.click(PreviewList, offset=(10, 0))  # the first header
+        await pilot.pause()
+        assert screen.checked_ids == [40, 41, 57, 58]
+        assert await pilot.click(PreviewList, offset=(10, 3))  # #41's row
+        await pilot.pause()
+        assert items.current.id == 41
+        assert screen.checked_ids == [40, 57, 58]
+
+
+# ---- /remember: what leaves ----
+
+
+async def test_keep_mode_counts_what_leaves_including_the_unlisted():
+    """/remember lists the matches; the rest of the context (not listed) leaves too."""
+    app = Harness(matches(mode="keep", unlisted=(120, 9_000)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert text_of(screen, "#preview-totals") == (
+            "4 of 5 selected to stay · 121 messages (9,012 tokens) leave"
+            " · context: 20,000 → 10,988 tokens")
+        await pilot.press("space")  # #40 leaves too
+        await pilot.pause()
+        assert text_of(screen, "#preview-totals").startswith(
+            "3 of 5 selected to stay · 122 messages (9,043 tokens) leave")
+        await pilot.press("a", "enter")  # everything listed stays; the unlisted still leave
+        await pilot.pause()
+        assert app.results == [[40, 41, 57, 58, 90]]
+
+
+# ---- one message in full ----
+
+
+async def test_v_shows_the_whole_message_and_esc_returns_to_the_same_place():
+    app = Harness(matches(load_text=load_text))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        preview = app.screen
+        await pilot.press("down", "v")
+        await pilot.pause()
+        view = app.screen
+        assert isinstance(view, MessageScreen)
+        await pilot.pause()
+        assert view.loaded
+        assert view.text == FULL_TEXT[41].replace("\x1b", "\u241b")  # whole, and inert
+        assert "#41 · assistant · 420 tokens" in str(view.query_one(".dialog").border_title)
+        assert text_of(view, "#message-reason") == "matched: proposes the tables"
+        await pilot.press("pagedown", "space", "a")  # keys for the view do nothing to the list
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is preview
+        assert preview.preview_list.current.id == 41
+        assert preview.preview_list.has_focus
+        assert preview.checked_ids == [40, 41, 57, 58]
+        assert app.results == []
+
+
+async def test_v_without_load_text_shows_the_items_own_text():
+    app = Harness(matches())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("down", "v")
+        await pilot.pause()
+        assert isinstance(app.screen, MessageScreen)
+        assert app.screen.text == "Here is a first schema:\nCREATE TABLE orders (...)"
+
+
+async def test_a_message_that_cannot_be_loaded_says_so():
+    async def failing(_message_id: int) -> str:
+        raise OSError("database is locked")
+
+    app = Harness(matches(load_text=failing))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("v")
+        await pilot.pause()
+        await pilot.pause()
+        notice = text_of(app.screen, "#message-notice")
+        assert notice == "Error: could not load message #40: database is locked"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, PreviewScreen)
+
+
+async def test_a_huge_message_is_cut_and_says_so():
+    async def huge(_message_id: int) -> str:
+        return "y" * (SHOWN_MAX + 5)
+
+    app = Harness(matches(load_text=huge))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("v")
+        await pilot.pause()
+        await pilot.pause()
+        assert len(app.screen.text) == SHOWN_MAX
+        assert text_of(app.screen, "#message-notice") == (
+            f"Showing the first {SHOWN_MAX:,} of {SHOWN_MAX + 5:,} characters.")
+
+
+# ---- thousands of matches ----
+
+
+async def test_thousands_of_matches_are_one_widget_and_keys_stay_exact():
+    items = [PreviewItem(i, "assistant" if i % 3 else "user", f"message {i}", 10,
+                         reason=f"reason {i}", exchange=i - i % 3) for i in range(1, 5001)]
+    screen = PreviewScreen("Forget", items, 100_000)
+    app = Harness(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert len(list(screen.walk_children())) < 40  # no widget per match
+        lst = screen.preview_list
+        assert lst.line_count == 5000 * 2 + len({i - i % 3 for i in range(1, 5001)})
+        await pilot.press("end", "space")
+        await pilot.pause()
+        assert lst.current.id == 5000 and 5000 not in screen.checked_ids
+        assert lst.scroll_y == lst.max_scroll_y  # the last item is in view
+        await pilot.press("pageup", "pageup")
+        assert lst.current.id < 5000
+        top = int(lst.scroll_y)
+        assert top <= lst.line_map.item_line[lst.cursor] < top + lst.scrollable_content_region.height
+        await pilot.press("n", "space")
+        await pilot.pause()
+        assert screen.checked_ids == [lst.current.id]
+        assert text_of(screen, "#preview-totals").startswith("1 of 5,000 selected · removes 10 tokens")
+
+
+async def test_an_empty_preview_opens_and_cancels():
+    app = Harness(PreviewScreen("Forget", [], 100, matcher="local (words + meaning)"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert screen.preview_list.current is None and screen.preview_list.line_count == 0
+        await pilot.press("down", "space", "v", "enter")
+        await pilot.pause()
+        assert app.screen is screen and app.results == []  # nothing to view, nothing to apply
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.results == [None]
