@@ -1,0 +1,235 @@
+"""The /forget and /remember preview modal with thousands of matches (issue 12).
+benchmarks/run.py prints these lines after its own figures.
+
+  preview_open_5000_ms   Opening the preview with 5,000 matches in 1,700 exchanges (each
+        with a reason, as the matcher gives them) over a running app at 120x40: from
+        constructing the PreviewScreen to the first frame in which its list was drawn
+        (compose, mount, layout and that frame). Median of REPS opens, after one
+        untimed warm-up. Goal: <= 300 ms.
+  preview_key_5000_ms    A keypress in that open preview: from the key event to the end
+        of the action it runs and the repaint after it. 52 presses, space / down / a / n
+        in turn (space toggles one message, a and n tick or untick all 5,000). Median;
+        the details give each key's median and the worst. Goal: <= 50 ms.
+
+How it is measured. One child process (`python benchmarks/preview.py --child REPS`) runs
+a bare Textual app headless (run_test) with nothing on its main screen, so the figures are
+the preview's own cost. Since the headless driver skips writing frames to a terminal,
+every frame's escape sequences are still generated (as in benchmarks/tui.py), so that
+cost is counted. A repaint is forced as soon as the screen is dirty rather than on the
+next tick of its update timer, which is not the preview's cost. The child checks what
+it drew and what each key did (CHECK FAILED lines otherwise). The items are made up,
+seeded: realistic first lines and reasons, 2 to 4 messages an exchange.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+perf = time.perf_counter
+SIZE = (120, 40)
+ITEMS = 5_000
+EXCHANGES = 1_700
+KEYS = ["space", "down", "a", "n"]
+KEY_ROUNDS = 13  # 52 presses
+OPEN_GOAL_MS = 300.0
+KEY_GOAL_MS = 50.0
+ROLES = ["user", "assistant", "tool_call", "tool_result"]
+
+
+def fmt(name: str, value: float, goal: float, details: str) -> str:
+    ok = "ok" if value <= goal else "miss"
+    return f"{name}: {value:.1f} ms (<= {goal:g} ms) {ok}   [{details}]"
+
+
+def make_items(seed: int = 12) -> list:
+    """ITEMS preview items in EXCHANGES exchanges, ids rising with gaps (the messages that
+    did not match), every item with a reason, one in twenty unticked."""
+    import gen
+    from ikigai_tui.tui.screens.preview import PreviewItem
+
+    rng = random.Random(seed)
+    words = gen.vocabulary(rng)
+    sizes = [2] * EXCHANGES
+    for _ in range(ITEMS - 2 * EXCHANGES):
+        while True:
+            k = rng.randrange(EXCHANGES)
+            if sizes[k] < 4:
+                sizes[k] += 1
+                break
+    items, next_id = [], 1
+    for size in sizes:
+        next_id += rng.randint(0, 6)
+        exchange = next_id
+        for k in range(size):
+            first = gen.run_of_words(rng, words, 70)
+            if rng.random() < 0.3:
+                first += "\n" + gen.run_of_words(rng, words, 200)
+            items.append(PreviewItem(
+                next_id, ROLES[k], first, rng.randint(3, 2_000), checked=rng.random() > 0.05,
+                reason="mentions " + gen.run_of_words(rng, words, 50), exchange=exchange))
+            next_id += 1
+    return items
+
+
+# -- the child ------------------------------------------------------------------------------
+
+
+async def _drive(reps: int) -> dict:
+    from textual import events
+    from textual.app import App
+
+    from ikigai_tui.tui.screens.preview import PreviewList, PreviewScreen
+
+    items = make_items()
+    problems: list[str] = []
+    state = {"drawn": False, "painted": False}
+    display, render_line = App._display, PreviewList.render_line
+
+    def _display(self, screen, renderable) -> None:
+        if renderable is not None and hasattr(renderable, "render_segments"):
+            renderable.render_segments(self.console)  # what a terminal would be sent
+        display(self, screen, renderable)
+        if renderable is not None and state["drawn"]:
+            state["painted"] = True
+
+    def drawn(self, y: int):
+        state["drawn"] = True
+        return render_line(self, y)
+
+    App._display, PreviewList.render_line = _display, drawn
+    acted = asyncio.Event()
+    dispatch = App._dispatch_action
+
+    async def _dispatch_action(self, *args, **kwargs):
+        result = await dispatch(self, *args, **kwargs)
+        acted.set()
+        return result
+
+    App._dispatch_action = _dispatch_action
+
+    async def settle(app, pilot) -> None:
+        for _ in range(50):
+            await pilot._wait_for_screen()
+            screen = app.screen
+            if not (screen._dirty_widgets or screen._layout_required or screen._scroll_required
+                    or screen._repaint_required):
+                return
+            screen._on_timer_update()
+
+    app = App()
+    opens: list[float] = []
+    times: dict[str, list[float]] = {key: [] for key in KEYS}
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+
+        async def open_preview() -> tuple[float, PreviewScreen]:
+            state["drawn"] = state["painted"] = False
+            t0 = perf()
+            screen = PreviewScreen("Forget: review the messages", items, 3_000_000,
+                                   matcher="local (words + meaning)", criteria="database schema")
+            await app.push_screen(screen)
+            for _ in range(100):
+                if state["painted"]:
+                    break
+                await settle(app, pilot)
+                if not state["painted"]:
+                    app.screen._on_timer_update()
+                    await asyncio.sleep(0)
+            elapsed = perf() - t0
+            if not state["painted"]:
+                problems.append("open: the preview's list was never drawn")
+            return elapsed, screen
+
+        for rep in range(reps + 1):
+            elapsed, screen = await open_preview()
+            if rep:
+                opens.append(elapsed)
+            if rep < reps:
+                screen.dismiss(None)
+                await settle(app, pilot)
+        lst = screen.preview_list
+        if lst.line_count != ITEMS * 2 + EXCHANGES:
+            problems.append(f"open: {lst.line_count} lines, expected {ITEMS * 2 + EXCHANGES}")
+        if not lst.has_focus:
+            problems.append("open: the list does not have the focus")
+
+        async def press(key: str) -> float:
+            acted.clear()
+            t0 = perf()
+            app._driver.send_message(events.Key(key, None))
+            await asyncio.wait_for(acted.wait(), 30)
+            await settle(app, pilot)
+            return perf() - t0
+
+        for key in KEYS:  # warm-up, untimed
+            await press(key)
+        for _ in range(KEY_ROUNDS):
+            for key in KEYS:
+                cursor, ticked = lst.cursor, lst.checked_count
+                current = lst.current.id
+                was = lst.is_checked(current)
+                times[key].append(await press(key))
+                if key == "space" and lst.is_checked(current) == was:
+                    problems.append("space did not toggle the message under the cursor")
+                if key == "down" and lst.cursor != cursor + 1:
+                    problems.append("down did not move the cursor")
+                if key == "a" and lst.checked_count != ITEMS:
+                    problems.append("a did not tick every message")
+                if key == "n" and lst.checked_count != 0:
+                    problems.append(f"n did not untick every message ({ticked} before)")
+        totals = screen.query_one("#preview-totals").render().plain
+        if not totals.startswith(f"0 of {ITEMS:,} selected"):
+            problems.append(f"the totals do not follow the ticks: {totals!r}")
+        screen.dismiss(None)
+        await settle(app, pilot)
+    return {"opens": opens, "times": times, "problems": sorted(set(problems))}
+
+
+def child(reps: int) -> None:
+    sys.path.insert(0, str(HERE))
+    print("RESULT " + json.dumps(asyncio.run(_drive(reps))), flush=True)
+
+
+# -- the parent -----------------------------------------------------------------------------
+
+
+def figures(quick: bool = False) -> Iterator[str]:
+    reps = 3 if quick else 7
+    proc = subprocess.run([sys.executable, __file__, "--child", str(reps)], capture_output=True,
+                          text=True, timeout=600)
+    result = None
+    for text in proc.stdout.splitlines():
+        if text.startswith("RESULT "):
+            result = json.loads(text[7:])
+    if result is None:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        yield f"CHECK FAILED: preview child exited {proc.returncode}: {' | '.join(tail)}"
+        return
+    opens = [t * 1e3 for t in result["opens"]]
+    yield fmt("preview_open_5000_ms", statistics.median(opens), OPEN_GOAL_MS,
+              f"{ITEMS:,} matches in {EXCHANGES:,} exchanges at {SIZE[0]}x{SIZE[1]}; median of "
+              f"{len(opens)}, min {min(opens):.1f}, max {max(opens):.1f} ms")
+    times = {key: [t * 1e3 for t in ts] for key, ts in result["times"].items()}
+    every = [t for ts in times.values() for t in ts]
+    per_key = ", ".join(f"{key} {statistics.median(ts):.1f}" for key, ts in times.items())
+    yield fmt("preview_key_5000_ms", statistics.median(every), KEY_GOAL_MS,
+              f"median of {len(every)} presses; medians {per_key} ms; worst {max(every):.1f} ms")
+    for text in result["problems"]:
+        yield f"CHECK FAILED: {text}"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        child(int(sys.argv[2]))
+    else:
+        for text in figures(quick="--quick" in sys.argv):
+            print(text, flush=True)
