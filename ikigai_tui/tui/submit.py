@@ -1,17 +1,30 @@
 """What Enter does: a message to the agent, or a command; a command that proposes a
-change (/forget, /remember) opens the preview, driven by the proposal the core returns."""
+change (/forget, /remember) opens the preview, driven by the proposal the core returns.
+
+/forget and /remember run in a worker: a matcher may take a while (side requests in
+chunks), and the screen shows its progress once the core reports any; Esc there cancels
+the side requests and writes nothing.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.command_bus import Pending
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.command_table import REGISTRY
+from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.events import message_text
+from ikigai_tui.core.notices import MatchingNotice, Notice
 from ikigai_tui.core.proposals import REFUSE, FilterProposal, Verdict
 from ikigai_tui.core.session import Session
 
 if TYPE_CHECKING:
     from ikigai_tui.tui.app import IkigaiApp
+    from ikigai_tui.tui.screens.matching import MatchingScreen
+
+FILTERS = ("forget", "remember")
 
 
 async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
@@ -25,13 +38,56 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
             app.action_help()
         elif words == ["exit"]:
             app.exit()
+        elif REGISTRY.parse(stripped).spec.name in FILTERS:
+            app.run_worker(_filter(app, session, agent_id, stripped), group="filter")
         else:
             # Its output arrives as a logged event; a proposal waits for the preview.
-            outcome = await session.propose(agent_id, stripped)
-            if isinstance(outcome, Pending):
-                _review(app, session, outcome)
+            await _proposed(app, session, await session.propose(agent_id, stripped))
     except CommandError as exc:
         app.note("error", f"Error: {exc}")
+
+
+async def _proposed(app: IkigaiApp, session: Session, outcome: CommandResult | Pending) -> None:
+    if isinstance(outcome, Pending):
+        _review(app, session, outcome)
+
+
+async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
+    """Run /forget or /remember (its matcher, if any) with a progress screen, then review."""
+    from ikigai_tui.tui.screens.matching import MatchingScreen
+
+    shown: list[MatchingScreen] = []
+    task = asyncio.current_task()
+
+    def cancelled(result: bool | None) -> None:
+        if result is False and task is not None and not task.done():
+            task.cancel()
+
+    def on_notice(notice: Notice) -> None:
+        if not isinstance(notice, MatchingNotice) or notice.agent_id != agent_id:
+            return
+        if not shown:
+            verb = "Forget" if text[1:].startswith("forget") else "Remember"
+            screen = MatchingScreen(f"{verb}: finding what matches", notice.matcher)
+            shown.append(screen)
+            app.push_screen(screen, cancelled)
+        shown[0].progress(notice.done, notice.total)
+
+    session.listeners.append(on_notice)
+    try:
+        outcome = await session.propose(agent_id, text)
+    except asyncio.CancelledError:
+        app.note("note", "Cancelled: the matcher stopped; nothing was written.")
+        return
+    except CommandError as exc:
+        app.note("error", f"Error: {exc}")
+        return
+    finally:
+        with contextlib.suppress(ValueError):
+            session.listeners.remove(on_notice)
+        if shown:
+            shown[0].finish()
+    await _proposed(app, session, outcome)
 
 
 def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
@@ -42,10 +98,20 @@ def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
     if not isinstance(proposal, FilterProposal):  # no other kind yet: refuse, say why
         app.run_worker(_answer(app, session, pending, REFUSE), group="preview")
         return
-    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen) for i in proposal.items]
+    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason,
+                         exchange=i.exchange if proposal.criteria is not None else None)
+             for i in proposal.items]
+    agent_id = pending.context.agent.id
+
+    async def load_text(message_id: int) -> str:
+        entry = (await session.replayer(agent_id)).ctx.get(message_id)
+        return "" if entry is None else message_text(entry[1], entry[2])
+
     screen = PreviewScreen(proposal.title, items, proposal.tokens_before,
                            mode="remove" if proposal.mode == "forget" else "keep",
-                           note="A tool call and its result always go together.")
+                           note="A tool call and its result always go together.",
+                           matcher=proposal.matcher, criteria=proposal.criteria,
+                           load_text=load_text)
 
     def done(result: list[int] | None) -> None:
         verdict = REFUSE if result is None else Verdict.accept(result)

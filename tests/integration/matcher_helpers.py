@@ -85,3 +85,19 @@ class Responder:
             time.sleep(self.delay)
         hits = [(i, f"about {self.topic}") for i in ids if self.topic_of.get(i) == self.topic]
         return report(hits + [(i, "made up") for i in self.extra])
+
+
+def answer_by_word(word: str, delay: float = 0.0):
+    """Reports the shown messages whose text holds `word` (matcher requests only), after
+    `delay` seconds."""
+    def respond(received):
+        body = json.dumps(received.body)
+        if "report_matches" not in body:
+            return None
+        time.sleep(delay)
+        text = received.body["messages"][-1]["content"]
+        blocks = LABEL.split(text)[1:]  # id, role, text, id, role, text, ...
+        hits = [(int(blocks[n]), f"mentions {word}") for n in range(0, len(blocks), 3)
+                if word in blocks[n + 2].lower()]
+        return report(hits)
+    return respond

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.fakes.server import FakeProvider, Reply
-from tests.integration.matcher_helpers import LABEL, report
+from tests.integration.matcher_helpers import answer_by_word
 
 KEY_ENV = {"OPENAI_API_KEY": "test-key"}
 
@@ -17,20 +17,6 @@ KEY_ENV = {"OPENAI_API_KEY": "test-key"}
 def fake():
     with FakeProvider() as running:
         yield running
-
-
-def answer_by_word(word: str):
-    """Reports the shown messages whose text holds `word` (matcher requests only)."""
-    def respond(received):
-        body = json.dumps(received.body)
-        if "report_matches" not in body:
-            return None
-        text = received.body["messages"][-1]["content"]
-        blocks = LABEL.split(text)[1:]  # id, role, text, id, role, text, ...
-        hits = [(int(blocks[n]), f"mentions {word}") for n in range(0, len(blocks), 3)
-                if word in blocks[n + 2].lower()]
-        return report(hits)
-    return respond
 
 
 def test_run_prints_the_preview_then_applies_and_dry_run_only_prints(ikigai, tmp_path, fake):
