@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import big_message  # noqa: E402
 import feed  # noqa: E402
+import forget  # noqa: E402
 import gen  # noqa: E402
 import preview  # noqa: E402
 import window  # noqa: E402
@@ -339,6 +340,8 @@ def main() -> int:
     for text in feed.figures(quick=args.quick):
         print(text, flush=True)
     for text in preview.figures(quick=args.quick):
+        print(text, flush=True)
+    for text in forget.figures(quick=args.quick):
         print(text, flush=True)
     for text in problems:
         print(f"CHECK FAILED: {text}")

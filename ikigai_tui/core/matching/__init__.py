@@ -30,6 +30,7 @@ class Candidate(NamedTuple):
     id: int
     kind: str  # "user" | "assistant" | "tool_call" | "tool_result"
     text: str  # core.events.message_text(kind, payload)
+    tokens: float | None = None  # its count for the matching model, when already known
 
 
 class Match(NamedTuple):

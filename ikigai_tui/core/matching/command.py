@@ -63,19 +63,22 @@ def read_filter_args(args: ArgReader, verb: str) -> FilterArgs:
     return FilterArgs(ids, criteria, dry_run, local, model)
 
 
-def candidates_of(c: CommandContext) -> list[Candidate]:
-    """The agent's whole context, in order, as the matcher sees it."""
-    return [Candidate(key, entry[1], message_text(entry[1], entry[2]))
+def candidates_of(c: CommandContext, counted: dict[int, float] | None = None) -> list[Candidate]:
+    """The agent's whole context, in order, as the matcher sees it (with the token
+    counts already `counted` for the matching model, so they are not counted again)."""
+    counted = counted or {}
+    return [Candidate(key, entry[1], message_text(entry[1], entry[2]), counted.get(key))
             for key, entry in c.replayer.ctx.items()]
 
 
 async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> FilterProposal | CommandResult:
     """Run the matcher over the context; a proposal of what matched (nothing written)."""
     assert ask.criteria is not None
-    candidates = candidates_of(c)
+    matcher = c.services.matcher(c.agent, ask.local, ask.model)
+    same_model = getattr(matcher, "model", None) == c.services.model_of(c.agent)
+    candidates = candidates_of(c, c.services.meter(c.agent).cache if same_model else None)
     if not candidates:
         raise CommandError("the context is empty: there is nothing to match")
-    matcher = c.services.matcher(c.agent, ask.local, ask.model)
     agent_id = c.agent.id
 
     def progress(step: MatchProgress) -> None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 PURPOSE = "match"
 DEFAULT_CONCURRENCY = 4
 REPLY_TOKENS = 4_096  # room for the tool call's arguments (ids and short reasons)
+LABEL_TOKENS = 12  # a message's "[#ID role]" label and separators, over its own count
 MIN_MESSAGE_CHARS = 200  # a message cut to fit an oversized exchange keeps at least this
 
 SYSTEM = (
@@ -91,7 +92,8 @@ def plan_chunks(candidates: Sequence[Candidate], room: int,
     current: list[Candidate] = []
     used = 0.0
     for exchange in exchanges(candidates):
-        size = sum(count(render_message(c)) + 4 for c in exchange)
+        size = sum((count(render_message(c)) if c.tokens is None else c.tokens + LABEL_TOKENS)
+                   for c in exchange)
         if size > room:
             if current:
                 chunks.append((current, None))
