@@ -235,3 +235,23 @@ def test_exchanges_of_the_written_conversation_pair_up():
     from ikigai_tui.core.matching import Candidate
     cands = [Candidate(1, "user", "q"), Candidate(2, "assistant", "a"), Candidate(3, "user", "q")]
     assert [[c.id for c in e] for e in exchanges(cands)] == [[1, 2], [3]]
+
+
+@openai_only
+async def test_undo_reverses_each_criteria_filter_walking_back(make, fake, fmt):
+    h = await make()
+    topic_of = await write_exchanges(h, ["schema", "weather", "music"])
+    everything = sorted(topic_of)
+
+    def answer(received):
+        topic = "schema" if "Criteria: schema" in json.dumps(received.body) else "weather"
+        return Responder(topic_of, topic)(received)
+
+    fake.respond(answer)
+    await h.session.command(h.root, "/forget schema")
+    await h.session.command(h.root, "/forget weather")
+    assert sorted(await context_ids(h)) == sorted(i for i, t in topic_of.items() if t == "music")
+    await h.session.command(h.root, "/undo")
+    assert sorted(await context_ids(h)) == sorted(i for i, t in topic_of.items() if t != "schema")
+    await h.session.command(h.root, "/undo")
+    assert sorted(await context_ids(h)) == everything
