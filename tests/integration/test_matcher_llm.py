@@ -218,13 +218,14 @@ async def test_matcher_model_option_and_bad_options(make, fake, fmt):
 async def test_cancelling_the_match_stops_the_requests_and_writes_nothing(make, fake, fmt):
     h = await make()
     await write_exchanges(h, ["schema"])
-    fake.queue(Reply(text="", stall_after=0, stall_seconds=5))
+    fake.queue(Reply(text="", stall_after=0, stall_seconds=30))
     before = len(await h.events())
     task = asyncio.ensure_future(h.session.propose(h.root, "/forget schema"))
-    for _ in range(200):
+    for _ in range(1000):  # a loaded machine may take seconds to import litellm
         if fake.requests:
             break
         await asyncio.sleep(0.01)
+    assert fake.requests and not task.done()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
