@@ -51,6 +51,7 @@ class MatchingNotice(NamedTuple):
     done: int
     total: int
     matcher: str
+    criteria: str = ""
 
 
 Notice = (EventsCommitted | AgentChanged | StreamDelta | RetryNotice | ErrorNotice | TurnFinished

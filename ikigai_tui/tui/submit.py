@@ -68,7 +68,7 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
             return
         if not shown:
             verb = "Forget" if text[1:].startswith("forget") else "Remember"
-            screen = MatchingScreen(f"{verb}: finding what matches", notice.matcher)
+            screen = MatchingScreen(f'{verb}: finding "{notice.criteria}"', notice.matcher)
             shown.append(screen)
             app.push_screen(screen, cancelled)
         shown[0].progress(notice.done, notice.total)

@@ -82,7 +82,8 @@ async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> Filt
     agent_id = c.agent.id
 
     def progress(step: MatchProgress) -> None:
-        c.services.notify(MatchingNotice(agent_id, step.done, step.total, matcher.name))
+        c.services.notify(MatchingNotice(agent_id, step.done, step.total, matcher.name,
+                                         ask.criteria or ""))
 
     try:
         report = await matcher.match(ask.criteria, mode, candidates, progress=progress)
