@@ -8,12 +8,15 @@ prints this line after its own figures.
         time just before the child's `Store.write` call. The session's listener notes the
         time each arrives (the EventsCommitted notice, after the root's context has it).
         latency = arrival - that time: the commit (fsync) included. Median and p99 of
-        COUNT (p99 by nearest rank: the 198th of 200).
+        COUNT (p99 by nearest rank: the 198th of 200). Then IDLE_COUNT more appends,
+        each after IDLE_GAP seconds of quiet (the feed has backed off to its idle pace
+        by then): their latencies are the details' "after idle", and their worst must
+        meet the goal too.
 
 Goal: p99 <= 250 ms. Another person's (or another window's) message appearing within a
 quarter of a second reads as live, where half a second already reads as a lag; the poll
-interval (50 ms) plus one commit is the expected cost, the rest is headroom for a
-loaded machine.
+interval (50 ms; 200 ms once idle) plus one commit is the expected cost, the rest is
+headroom for a loaded machine.
 """
 
 from __future__ import annotations
@@ -36,12 +39,15 @@ from ikigai_tui.llm.providers import Providers
 GOAL_MS = 250.0
 COUNT = 200
 QUICK_COUNT = 60
+IDLE_COUNT = 6
+QUICK_IDLE_COUNT = 3
+IDLE_GAP = 2.5  # seconds: longer than the feed's IDLE_AFTER
 
 CHILD = """
 import asyncio, random, sys, time
 from ikigai_tui.core.store import Store
 
-async def main(db, agent, count):
+async def main(db, agent, count, idle_count, gap):
     store = await Store.open(db)
     rng = random.Random(11)
     print("READY", flush=True)
@@ -49,13 +55,17 @@ async def main(db, agent, count):
     for i in range(count):
         await asyncio.sleep(rng.uniform(0.02, 0.08))
         await store.append(agent, "user", {"content": f"bench {i}", "t": time.time()})
+    for i in range(idle_count):
+        await asyncio.sleep(gap)
+        await store.append(agent, "user", {"content": f"bench idle {i}", "t": time.time(),
+                                           "idle": True})
     await store.close()
 
-asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])))
 """
 
 
-async def measure(count: int) -> dict:
+async def measure(count: int, idle_count: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "feed.db"
         store = await Store.open(db)
@@ -64,15 +74,18 @@ async def measure(count: int) -> dict:
         assert root is not None
         await session.replayer(root.id)
         latencies: list[float] = []
+        after_idle: list[float] = []
 
         def listen(notice) -> None:
             if isinstance(notice, EventsCommitted) and notice.foreign:
                 now = time.time()
-                latencies.extend(now - e.payload["t"] for e in notice.events if "t" in e.payload)
+                for e in notice.events:
+                    if "t" in e.payload:
+                        (after_idle if e.payload.get("idle") else latencies).append(now - e.payload["t"])
 
         session.listeners.append(listen)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", CHILD, str(db), root.id, str(count),
+            sys.executable, "-c", CHILD, str(db), root.id, str(count), str(idle_count), str(IDLE_GAP),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert proc.stdout is not None and proc.stdin is not None
         await proc.stdout.readline()
@@ -80,23 +93,29 @@ async def measure(count: int) -> dict:
         await proc.stdin.drain()
         await proc.wait()
         deadline = time.monotonic() + 5
-        while len(latencies) < count and time.monotonic() < deadline:
+        while len(latencies) + len(after_idle) < count + idle_count and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         replayer = await session.replayer(root.id)
         seen = sum(1 for row in replayer.history if row[2].get("content", "").startswith("bench "))
         await session.close()
         await store.close()
     ordered = sorted(latencies)
-    return {"count": count, "got": len(ordered), "in_context": seen,
+    return {"count": count + idle_count, "got": len(ordered) + len(after_idle), "in_context": seen,
+            "idle": sorted(after_idle), "idle_count": idle_count,
             "median": statistics.median(ordered) if ordered else float("inf"),
             "p99": ordered[max(0, math.ceil(len(ordered) * 0.99) - 1)] if ordered else float("inf"),
             "max": ordered[-1] if ordered else float("inf")}
 
 
 def figures(quick: bool = False) -> Iterator[str]:
-    r = asyncio.run(measure(QUICK_COUNT if quick else COUNT))
+    r = asyncio.run(measure(QUICK_COUNT if quick else COUNT, QUICK_IDLE_COUNT if quick else IDLE_COUNT))
     p99 = r["p99"] * 1e3
-    verdict = "ok" if p99 <= GOAL_MS and r["got"] == r["count"] == r["in_context"] else "miss"
+    idle = r["idle"]
+    idle_max = idle[-1] * 1e3 if len(idle) == r["idle_count"] else float("inf")
+    verdict = ("ok" if p99 <= GOAL_MS and idle_max <= GOAL_MS and r["got"] == r["count"] == r["in_context"]
+               else "miss")
+    idle_median = statistics.median(idle) * 1e3 if idle else float("inf")
     yield (f"feed_foreign_append_p99_ms: {p99:.0f} (<= {GOAL_MS:g}) {verdict}   "
-           f"[median {r['median'] * 1e3:.0f} ms, max {r['max'] * 1e3:.0f} ms; "
+           f"[median {r['median'] * 1e3:.0f} ms, max {r['max'] * 1e3:.0f} ms; after {IDLE_GAP:g} s "
+           f"idle: median {idle_median:.0f} ms, max {idle_max:.0f} ms of {len(idle)}; "
            f"{r['got']}/{r['count']} arrived, {r['in_context']} in the context]")

@@ -15,8 +15,7 @@ import aiosqlite
 from ikigai_tui.core.events import AgentRecord, Event, EventRef, EventRow, WriteBatch
 from ikigai_tui.core.ports import CommitHook, StoreError
 from ikigai_tui.core.sqlite.feed import (
-    FALLBACK_TICKS, POLL_INTERVAL, TAIL_BATCH, Delivery, data_version, foreign, read_after,
-    wal_signature,
+    POLL_INTERVAL, TAIL_BATCH, Delivery, Pace, data_version, foreign, poll, read_after,
 )
 from ikigai_tui.core.sqlite.leases import Leases
 from ikigai_tui.core.sqlite.open import LogFile
@@ -46,6 +45,7 @@ class Store(Leases, LogFile):
         self._version = 0
         self._lock = asyncio.Lock()
         self._poller: asyncio.Task | None = None
+        self._pace = Pace()
 
     async def close(self) -> None:
         if self._closed:
@@ -131,30 +131,18 @@ class Store(Leases, LogFile):
 
     async def start_feed(self, interval: float = POLL_INTERVAL) -> int:
         """From now on the hooks also get other writers' events (polled every
-        `interval` seconds); returns the last id of the log as of now."""
+        `interval` seconds while the log changes, less often once it is idle: see
+        feed.py); returns the last id of the log as of now."""
         async with self._lock:
             with self._reading():
                 self._version = await data_version(self._db)
                 rows = await self._db.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM events")
                 self._high = int(list(rows)[0][0])
         if self._poller is None and not self.immutable:
-            self._poller = asyncio.get_running_loop().create_task(self._poll(interval))
+            self._pace = Pace(fast=interval)
+            self._poller = asyncio.get_running_loop().create_task(
+                poll(self.path, self._pace, self.catch_up))
         return self._high
-
-    async def _poll(self, interval: float) -> None:
-        signature = wal_signature(self.path)
-        ticks = 0
-        while True:
-            await asyncio.sleep(interval)
-            ticks += 1
-            now = wal_signature(self.path)
-            if now == signature and ticks < FALLBACK_TICKS:
-                continue
-            signature, ticks = now, 0
-            try:
-                await self.catch_up()
-            except StoreError as exc:  # a damaged page, say: the next commit says it too
-                log.warning("reading other writers' events failed: %s", exc)
 
     async def catch_up(self) -> int:
         """Hand the hooks what other writers committed since the last delivery, in id
@@ -250,6 +238,7 @@ class Store(Leases, LogFile):
         except BaseException:
             await self._rollback()
             raise
+        self._pace.changed()  # activity: the poller looks often again
         if prior is not None:
             self._deliver(prior, foreign=True)
         if self._high is not None:
