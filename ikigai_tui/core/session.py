@@ -121,6 +121,8 @@ class Session:
         for agent_id, column, value in updates:
             if agent_id in self.tree:
                 setattr(self.tree[agent_id], column, value)
+                if foreign and column == "status" and value == "dead":
+                    self._end_killed_turn(agent_id)
         for event in events:
             agent = self.tree.agents.get(event.agent_id)
             if agent is not None:  # always: the feed delivers an event's agent with it
@@ -129,6 +131,15 @@ class Session:
             self.notify(EventsCommitted(events, foreign))
         for agent_id in {e.agent_id for e in events} | {a.id for a in agents}:
             self.notify(AgentChanged(agent_id))
+
+    def _end_killed_turn(self, agent_id: str) -> None:
+        """Another process's /kill (now committed) ends this process's turn of the agent,
+        as a local /kill does: what the reply had received is kept, flagged interrupted.
+        Cancelled, not awaited: the feed is delivering (the partial reply's commit waits
+        for that delivery to end)."""
+        task = self.tree[agent_id].task
+        if task is not None and not task.done():
+            task.cancel()
 
     def budget_of(self, agent: AgentRuntime) -> int:
         """The root follows the configured budget; a child keeps what it inherited at fork."""
