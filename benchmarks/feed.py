@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ikigai_tui.core.notices import EventsCommitted
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.store import Store
+from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
 GOAL_MS = 250.0
@@ -45,7 +45,7 @@ IDLE_GAP = 2.5  # seconds: longer than the feed's IDLE_AFTER
 
 CHILD = """
 import asyncio, random, sys, time
-from ikigai_tui.core.store import Store
+from ikigai_tui.core.sqlite.store import Store
 
 async def main(db, agent, count, idle_count, gap):
     store = await Store.open(db)
@@ -81,11 +81,13 @@ async def measure(count: int, idle_count: int) -> dict:
                 now = time.time()
                 for e in notice.events:
                     if "t" in e.payload:
-                        (after_idle if e.payload.get("idle") else latencies).append(now - e.payload["t"])
+                        into = after_idle if e.payload.get("idle") else latencies
+                        into.append(now - e.payload["t"])
 
         session.listeners.append(listen)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", CHILD, str(db), root.id, str(count), str(idle_count), str(IDLE_GAP),
+            sys.executable, "-c", CHILD, str(db), root.id, str(count), str(idle_count),
+            str(IDLE_GAP),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert proc.stdout is not None and proc.stdin is not None
         await proc.stdout.readline()
@@ -108,12 +110,13 @@ async def measure(count: int, idle_count: int) -> dict:
 
 
 def figures(quick: bool = False) -> Iterator[str]:
-    r = asyncio.run(measure(QUICK_COUNT if quick else COUNT, QUICK_IDLE_COUNT if quick else IDLE_COUNT))
+    r = asyncio.run(measure(QUICK_COUNT if quick else COUNT,
+                            QUICK_IDLE_COUNT if quick else IDLE_COUNT))
     p99 = r["p99"] * 1e3
     idle = r["idle"]
     idle_max = idle[-1] * 1e3 if len(idle) == r["idle_count"] else float("inf")
-    verdict = ("ok" if p99 <= GOAL_MS and idle_max <= GOAL_MS and r["got"] == r["count"] == r["in_context"]
-               else "miss")
+    complete = r["got"] == r["count"] == r["in_context"]
+    verdict = "ok" if p99 <= GOAL_MS and idle_max <= GOAL_MS and complete else "miss"
     idle_median = statistics.median(idle) * 1e3 if idle else float("inf")
     yield (f"feed_foreign_append_p99_ms: {p99:.0f} (<= {GOAL_MS:g}) {verdict}   "
            f"[median {r['median'] * 1e3:.0f} ms, max {r['max'] * 1e3:.0f} ms; after {IDLE_GAP:g} s "

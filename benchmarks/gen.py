@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ikigai_tui.core.events import AgentRecord, WriteBatch
 from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
-from ikigai_tui.core.store import Store
+from ikigai_tui.core.sqlite.store import Store
 
 GEN_VERSION = 4
 DATA = Path(__file__).resolve().parent / "data"

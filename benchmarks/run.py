@@ -55,7 +55,7 @@ import tui  # noqa: E402
 
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
-from ikigai_tui.core.store import Store  # noqa: E402
+from ikigai_tui.core.sqlite.store import Store  # noqa: E402
 from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 OPEN_GOAL = 2.0

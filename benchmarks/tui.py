@@ -59,7 +59,7 @@ from pathlib import Path
 
 import gen
 from ikigai_tui.core.events import AgentRecord, WriteBatch
-from ikigai_tui.core.store import Store
+from ikigai_tui.core.sqlite.store import Store
 
 perf = time.perf_counter
 HERE = Path(__file__).resolve().parent

@@ -22,7 +22,7 @@ from ikigai_tui.cli_print import silence, error
 from ikigai_tui.config import Config, ConfigError, load
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.provider import ProviderError
-from ikigai_tui.core.store import StoreError
+from ikigai_tui.core.ports import StoreError
 
 
 def _global_options(parser: argparse.ArgumentParser, default) -> None:

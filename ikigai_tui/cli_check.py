@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ikigai_tui.config import Config
-from ikigai_tui.core.store import StoreError
+from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.sqlite.recover import recover
 from ikigai_tui.inert import sanitize
 from ikigai_tui.runtime import close_session, open_session

@@ -20,7 +20,7 @@ from ikigai_tui.core.notices import (
 from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.store import StoreError
+from ikigai_tui.core.ports import StoreError
 from ikigai_tui.runtime import close_session, open_session
 
 

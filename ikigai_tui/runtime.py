@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.store import Store
+from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.providers import default_model as model_for_keys

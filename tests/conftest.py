@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.store import Store
+from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
 # Read by Textual at import: unset before any test imports it (see STACK.md).

@@ -10,14 +10,14 @@ from operator import itemgetter
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.events import Event
+from ikigai_tui.core.ports import EventLog
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
-from ikigai_tui.core.store import Store
 
 THREAD_ROWS = 20_000  # below this a replay takes a few ms: not worth a thread
 
 
 class Replays:
-    def __init__(self, store: Store, tree: AgentTree) -> None:
+    def __init__(self, store: EventLog, tree: AgentTree) -> None:
         self.store = store
         self.tree = tree
         self._loading: dict[str, list[Event]] = {}

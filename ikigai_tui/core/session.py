@@ -23,12 +23,11 @@ from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
-from ikigai_tui.core.ports import ConflictError, StoreError
+from ikigai_tui.core.ports import ConflictError, Persistence, StoreError
 from ikigai_tui.core.proposals import Reviewer, Verdict
 from ikigai_tui.core.provider import ProviderError, ProviderFactory
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.replays import Replays
-from ikigai_tui.core.store import Store
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
 
@@ -42,7 +41,8 @@ class SessionSettings(NamedTuple):
 
 
 class Session:
-    def __init__(self, store: Store, providers: ProviderFactory, settings: SessionSettings) -> None:
+    def __init__(self, store: Persistence, providers: ProviderFactory,
+                 settings: SessionSettings) -> None:
         self.store = store
         self.providers = providers
         self.settings = settings
@@ -59,7 +59,7 @@ class Session:
     # -- opening ---------------------------------------------------------------
 
     @classmethod
-    async def open(cls, store: Store, providers: ProviderFactory, settings: SessionSettings,
+    async def open(cls, store: Persistence, providers: ProviderFactory, settings: SessionSettings,
                    *, create_root: bool = True, new_id: Callable[[], str] | None = None) -> Session:
         session = cls(store, providers, settings)
         if new_id is not None:

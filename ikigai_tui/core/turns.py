@@ -12,7 +12,7 @@ from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.provider import ProviderError, Request, Retrying, TextDelta, ToolCall, Usage
-from ikigai_tui.core.store_errors import StoreError
+from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.tools import execute_tool
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import Notice
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.store_errors import StoreError
+from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.completion import SlashCommands, completions

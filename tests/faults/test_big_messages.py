@@ -171,7 +171,7 @@ def test_storing_10_mb_of_distinct_words_stays_bounded(tmp_path):
     code = textwrap.dedent("""
         import asyncio, gc, random, re, sys, time
         from ikigai_tui.core.events import AgentRecord, WriteBatch
-        from ikigai_tui.core.store import Store
+        from ikigai_tui.core.sqlite.store import Store
 
         def status(key):
             text = open("/proc/self/status").read()

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 
-from ikigai_tui.core.store import WriteBatch
+from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.tui.links import unlink_hidden
 from ikigai_tui.tui.render import render_item
 from ikigai_tui.tui.transcript import Item

@@ -5,7 +5,7 @@ what a short one does, and Ctrl+O shows them whole without holding a line per ro
 
 from __future__ import annotations
 
-from ikigai_tui.core.store import WriteBatch
+from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.tui.render import FOLD_CHARS, MAX_ITEM_LINES
 from ikigai_tui.tui.widgets.lines import cost
 from ikigai_tui.tui.widgets.scrollback import MAX_LINES, STREAM_LINES

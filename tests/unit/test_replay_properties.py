@@ -22,7 +22,7 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.store import Store
+from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
 MARK_NAMES = ["A", "B", "C", None]

@@ -1,5 +1,5 @@
 """Opening the event log's file: read-only or for writing, modes, pragmas, migrations,
-and the translation of SQLite's errors into one-line StoreErrors (see store_errors)."""
+and the translation of SQLite's errors into one-line StoreErrors (the errors: core/ports)."""
 
 from __future__ import annotations
 
