@@ -3,6 +3,8 @@ the active pane shows with a message (the app's focus follows it); warnings are 
 
 from __future__ import annotations
 
+import contextlib
+
 from ikigai_tui.core.notices import ErrorNotice
 from ikigai_tui.tui.messages import AgentsChanged, EventsArrived, StreamArrived
 from ikigai_tui.tui.panes import MAX_PANES, Panes
@@ -10,12 +12,18 @@ from ikigai_tui.tui.panes import MAX_PANES, Panes
 from .conftest import SIZE, agent_named, all_lines, events_of, idle, root_id, say, settle
 
 
-async def _family(session, children: int) -> None:
-    root = root_id(session)
-    await say(session, root, "Parent talk.")
-    for n in range(children):
-        await session.command(root, f"/fork --name kid{n}")
-    await session.wait_idle()
+@contextlib.asynccontextmanager
+async def _family_app(bench, children: int, **run):
+    """The app on a root with `children` children (kid0, kid1, ...), settled."""
+    async with bench.prep() as session:
+        root = root_id(session)
+        await say(session, root, "Parent talk.")
+        for n in range(children):
+            await session.command(root, f"/fork --name kid{n}")
+    app = bench.app()
+    async with app.run_test(size=SIZE, **run) as pilot:
+        await settle(pilot)
+        yield app, pilot
 
 
 def _collect(kind):
@@ -31,12 +39,8 @@ def _collect(kind):
 
 
 async def test_cycling_and_closing_panes_tell_the_app_which_agent_is_active(bench):
-    async with bench.prep() as session:
-        await _family(session, 1)
-    app = bench.app()
     changes, hook = _collect(Panes.ActiveChanged)
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await settle(pilot)
+    async with _family_app(bench, 1, message_hook=hook) as (app, pilot):
         root, kid = root_id(app.session), agent_named(app.session, "kid0")
         assert isinstance(app.panes, Panes)
         assert app.query_one("#panes") is app.panes
@@ -75,11 +79,7 @@ async def test_cycling_and_closing_panes_tell_the_app_which_agent_is_active(benc
 
 
 async def test_split_warns_with_a_toast_when_no_pane_can_be_added(bench):
-    async with bench.prep() as session:
-        await _family(session, MAX_PANES)
-    app = bench.app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with _family_app(bench, MAX_PANES) as (app, pilot):
         for _ in range(MAX_PANES - 1):
             await pilot.press("f2")
             await idle(pilot)
@@ -91,11 +91,7 @@ async def test_split_warns_with_a_toast_when_no_pane_can_be_added(bench):
 
 
 async def test_split_warns_when_every_agent_is_shown(bench):
-    async with bench.prep() as session:
-        await _family(session, 1)
-    app = bench.app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with _family_app(bench, 1) as (app, pilot):
         await pilot.press("f2", "f2")
         await idle(pilot)
         assert len(app.panes.all()) == 2
@@ -163,11 +159,7 @@ async def test_events_a_pane_already_shows_are_not_added_again(bench):
 
 
 async def test_a_note_for_an_agent_reaches_only_its_panes(bench):
-    async with bench.prep() as session:
-        await _family(session, 1)
-    app = bench.app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with _family_app(bench, 1) as (app, pilot):
         await pilot.press("f2")
         await idle(pilot)
         root_pane, kid_pane = app.panes.all()
