@@ -60,10 +60,12 @@ class Printer:
                           f"{notice.reason}")
 
     async def review(self, proposal: Proposal) -> Verdict:
-        """Headless review: print what the command changes, then apply all of it (the
-        command's --dry-run only prints)."""
-        for line in proposal.preview_lines():
-            self.out.line(line)
+        """Headless review: print what a matcher found, then apply all of it (the
+        command's --dry-run only prints). Explicit `--ids` have no preview (SPEC §5):
+        the user named them."""
+        if getattr(proposal, "criteria", None) is not None:
+            for line in proposal.preview_lines():
+                self.out.line(line)
         return ACCEPT_ALL
 
     def _end_line(self) -> None:

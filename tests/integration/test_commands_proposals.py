@@ -228,10 +228,10 @@ async def test_a_kill_that_cannot_be_saved_leaves_the_agents_running(slower):
         assert replies and not any(e.payload.get("interrupted") for e in replies)
 
 
-# -- headless: `run` prints the preview, then applies; --dry-run only prints ---------------
+# -- headless: --ids apply at once (no preview, SPEC §5); --dry-run only prints ----------
 
 
-def test_run_prints_the_preview_then_applies(ikigai, tmp_path):
+def test_run_applies_ids_without_a_preview_and_dry_run_only_prints(ikigai, tmp_path):
     db = tmp_path / "run.db"
     script = tmp_path / "s.txt"
     script.write_text("hello\n/forget --ids 1 --dry-run\n/forget --ids 1\n")
@@ -240,8 +240,8 @@ def test_run_prints_the_preview_then_applies(ikigai, tmp_path):
     lines = done.stdout.splitlines()
     assert lines[1].startswith("Would forget 1 message: context ")
     assert lines[2].startswith("  #1  user  ") and lines[2].endswith("hello")
-    # the dry run said only that; the real one shows the same preview, then applies
-    assert lines[3:] == [lines[1], lines[2], "Forgot 1 message."]
+    # the dry run said only that; the real one applies the ids it was given
+    assert lines[3:] == ["Forgot 1 message."]
     log = ikigai("--db", str(db), "log", "--json")
     assert log.returncode == 0, log.stderr
     assert log.stdout.count('"filter"') == 1
