@@ -21,9 +21,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ikigai_tui.tui.render import MAX_ITEM_LINES, folds, render_item
-from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.lines import Lines, cost
+from ikigai_tui.tui.widgets.stream_wrap import StreamWrap
 
 Page = Callable[..., Awaitable[list[Item]]]
 PAGE_ITEMS = 40
@@ -31,35 +31,6 @@ MAX_LINES = 4000  # lines held (drawn) at most; one item holds MAX_ITEM_LINES at
 STREAM_LINES = MAX_ITEM_LINES  # lines of a streaming reply drawn; then a running count
 STREAM_MORE = Style(italic=True, color="yellow")
 EDGE = 2  # screens from an edge of the loaded range at which the next page is fetched
-
-
-class StreamWrap:
-    """Greedy word wrap, fed piece by piece: finished lines never change again."""
-
-    def __init__(self, width: int) -> None:
-        self.width = max(8, width)
-        self.line = ""
-        self.text = ""  # what was fed (the lines drawn), not what arrived after them
-        self.more = 0  # characters that arrived after the lines drawn ran out
-
-    def feed(self, piece: str) -> list[str]:
-        self.text += piece
-        done: list[str] = []
-        for ch in sanitize(piece):
-            if ch == "\n":
-                done.append(self.line)
-                self.line = ""
-                continue
-            self.line += ch
-            if cell_len(self.line) > self.width:
-                cut = self.line.rfind(" ")
-                if cut <= 0:
-                    done.append(self.line[:-1])
-                    self.line = self.line[-1]
-                else:
-                    done.append(self.line[:cut])
-                    self.line = self.line[cut + 1 :]
-        return done
 
 
 class Scrollback(ScrollView, can_focus=True):
@@ -189,7 +160,7 @@ class Scrollback(ScrollView, can_focus=True):
 
     # -- content ---------------------------------------------------------------
 
-    def _render(self, item: Item) -> Sequence[Strip]:
+    def _draw_item(self, item: Item) -> Sequence[Strip]:
         return render_item(self.app.console, item, self._content_width(), expanded=self.expanded)
 
     def _content_width(self) -> int:
@@ -210,7 +181,7 @@ class Scrollback(ScrollView, can_focus=True):
         total = 0
         for index in order:
             item = items[index]
-            strips = known.get(id(item)) or self._render(item)
+            strips = known.get(id(item)) or self._draw_item(item)
             if kept and total + cost(strips) > MAX_LINES:
                 if keep == "start":
                     self.at_end = False
@@ -280,7 +251,7 @@ class Scrollback(ScrollView, can_focus=True):
         """
         if not (self.following and self.at_end):
             item, _offset = self._anchor() or (None, 0)
-            self._strips = [self._render(i) for i in self.items]
+            self._strips = [self._draw_item(i) for i in self.items]
             self._rebuild()
             self._keep_in_place(None if item is None else (item, 0))  # its lines re-wrapped
             return
@@ -288,7 +259,7 @@ class Scrollback(ScrollView, can_focus=True):
         need, drawn, index = 2 * max(1, self.size.height), 0, len(self.items)
         while index > 0 and drawn < need:
             index -= 1
-            strips[index] = self._render(self.items[index])
+            strips[index] = self._draw_item(self.items[index])
             drawn += len(strips[index])
         self._strips = strips
         self._rebuild()
@@ -301,7 +272,7 @@ class Scrollback(ScrollView, can_focus=True):
             return
         self._undrawn = False
         anchor = self._anchor()
-        self._strips = [s or self._render(i) for i, s in zip(self.items, self._strips)]
+        self._strips = [s or self._draw_item(i) for i, s in zip(self.items, self._strips)]
         self._rebuild()
         if self.following and self.at_end:
             self._follow()
@@ -320,7 +291,7 @@ class Scrollback(ScrollView, can_focus=True):
     def toggle_tools(self) -> None:
         self.expanded = not self.expanded
         anchor = None if self.following else self._anchor()
-        self._strips = [self._render(i) if i.kind in ("tool_call", "tool_result") or folds(i)
+        self._strips = [self._draw_item(i) if i.kind in ("tool_call", "tool_result") or folds(i)
                         else s for i, s in zip(self.items, self._strips)]
         self._rebuild()
         self._keep_in_place(anchor)
