@@ -13,8 +13,10 @@ per-event code; the property tests check that they always agree.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import NamedTuple
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, UNDOABLE_KINDS, EventRow
@@ -72,6 +74,9 @@ class Replayer:
         self.model = base.model
         self.budget = base.budget
         self.unread: dict[int, dict] = {}
+        # Context key -> the event (clear, rewind, filter, compact) that took it out; a
+        # key leaves at most once between resets, so keeping this costs O(1) per entry.
+        self.removed: dict[int, int] = {}
 
     # -- building --------------------------------------------------------------
 
@@ -131,6 +136,7 @@ class Replayer:
 
     def _on_clear(self, row: EventRow) -> None:
         self.changes += 1
+        self.removed.update(dict.fromkeys(self.ctx, row[0]))
         self.ctx.clear()
         self.summaries.clear()
         self.marks.clear()
@@ -153,11 +159,12 @@ class Replayer:
                 break
         else:
             return  # the mark is not valid here: nothing to rewind to
-        self._truncate_after(target)
+        self._truncate_after(target, row[0])
 
-    def _truncate_after(self, seq: int) -> None:
+    def _truncate_after(self, seq: int, by: int) -> None:
         self.changes += 1
         ctx = self.ctx
+        removed = self.removed
         removed_results = []
         while ctx:
             # popitem, not del + next(reversed()): deleting leaves holes that every later
@@ -166,6 +173,7 @@ class Replayer:
             if entry[0] <= seq:
                 ctx[last] = entry
                 break
+            removed[last] = by
             if entry[1] == "tool_result":
                 removed_results.append(entry)
             elif entry[1] == "summary":
@@ -174,11 +182,13 @@ class Replayer:
         for sid in [s for s in self.summaries if ctx[s][2]["max_seq"] > seq]:
             del ctx[sid]
             self.summaries.discard(sid)
+            removed[sid] = by
         # A mark set between a tool call and its result must not leave the call orphaned.
         for entry in removed_results:
             call = entry[2].get("call_event")
             if call in ctx:
                 del ctx[call]
+                removed[call] = by
 
     def _on_filter(self, row: EventRow) -> None:
         self.changes += 1
@@ -195,6 +205,7 @@ class Replayer:
         for i in self.with_partners(drop):
             del ctx[i]
             self.summaries.discard(i)
+            self.removed[i] = row[0]
 
     def _on_compact(self, row: EventRow) -> None:
         self.changes += 1
@@ -220,6 +231,7 @@ class Replayer:
                 })
         self.summaries -= replaced
         self.summaries.add(row[0])
+        self.removed.update(dict.fromkeys(replaced, row[0]))
 
     def _on_system(self, row: EventRow) -> None:
         self.system = row[2].get("content") or None
@@ -282,6 +294,24 @@ class Replayer:
             if partner in ctx:
                 out.add(partner)
         return out
+
+    def removal(self, key: int) -> EventRow | None:
+        """The event that took the message `key` out of the context: a clear, rewind or
+        filter; a compact while its summary is in the context (past it, what removed the
+        summary). None while the message is in the context, or if it never was."""
+        if key in self.ctx:
+            return None
+        op = self.removed.get(key)
+        while op is not None:
+            history = self.history
+            index = bisect_left(history, op, key=itemgetter(0))
+            row = history[index] if index < len(history) else None
+            if row is None or row[0] != op:
+                return None
+            if row[1] != "compact" or op in self.ctx:
+                return row
+            op = self.removed.get(op)  # the summary went too: what removed it
+        return None
 
     def valid_marks(self) -> list[Mark]:
         return list(self.marks.values())
