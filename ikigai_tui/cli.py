@@ -24,6 +24,8 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.ports import StoreError
 
+USAGE = 2  # exit status of a usage or configuration error (as argparse's own)
+
 
 def _global_options(parser: argparse.ArgumentParser, default) -> None:
     parser.add_argument("--db", metavar="PATH", default=default,
@@ -113,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load(db=args.db, model=args.model, api_base=args.api_base,
                       config_path=args.config, matcher_model=args.matcher_model)
+        from ikigai_tui.runtime import check_models
+
+        check_models(config)  # every command, the full screen too: before any file is touched
         if args.command is None and not args.line_mode:
             if not sys.stdout.isatty() or not sys.stdin.isatty():
                 error("the full-screen interface needs a terminal; use `ikigai run` "
@@ -120,7 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 1
             return _tui(args, config)
         return asyncio.run(_dispatch(args, config))
-    except (ConfigError, StoreError, CommandError, ProviderError) as exc:
+    except ConfigError as exc:  # a bad setting or option value: a usage error
+        error(str(exc))
+        return USAGE
+    except (StoreError, CommandError, ProviderError) as exc:
         error(str(exc))
         return 1
     except KeyboardInterrupt:

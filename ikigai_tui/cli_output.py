@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from ikigai_tui.cli_print import Channel
-from ikigai_tui.config import Config
+from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.events import Event, message_text
@@ -19,9 +19,13 @@ from ikigai_tui.inert import dumps
 from ikigai_tui.runtime import close_session, open_session
 
 
-def _agent(session: Session, ref: str | None) -> AgentRuntime:
+def resolve_agent(session: Session, ref: str | None) -> AgentRuntime:
+    """The agent `--agent` names (an OptionError, status 2, if none), else the root."""
     if ref:
-        return session.tree.resolve(ref)
+        try:
+            return session.tree.resolve(ref)
+        except CommandError as exc:
+            raise OptionError(str(exc).replace("See /agents.", "See `ikigai agents`.")) from None
     root = session.tree.root
     if root is None:
         raise CommandError("this database has no agents yet; start with `ikigai run`")
@@ -154,7 +158,7 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                     mail = f", {a.unread} unread" if a.unread else ""
                     out.line(f"{'  ' * depth}{tree.label(a.id)}  {a.status}  {a.model}{mail}")
             return 0
-        agent = _agent(session, args.agent)
+        agent = resolve_agent(session, args.agent)
         if args.command == "context":
             data = await context_data(session, agent)
             if args.json:

@@ -11,8 +11,9 @@ import threading
 from collections.abc import AsyncIterator
 from typing import NamedTuple, TextIO
 
+from ikigai_tui.cli_output import resolve_agent
 from ikigai_tui.cli_print import Channel
-from ikigai_tui.config import Config
+from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
@@ -170,11 +171,22 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
         yield decoded
 
 
+def _check_options(args: argparse.Namespace, config: Config) -> None:
+    """What the command line names must exist before anything is created."""
+    script = getattr(args, "script", None)
+    if script is not None and not os.access(script, os.R_OK):
+        reason = "no such file" if not os.path.exists(script) else "not readable"
+        raise OptionError(f"cannot read script {script}: {reason}")
+    if getattr(args, "agent", None) and not os.path.exists(config.db):
+        raise OptionError(f"no agent named or with id starting '{args.agent}': there is no "
+                          f"database at {config.db} yet")
+
+
 async def run(args: argparse.Namespace, config: Config, *, interactive: bool = False) -> int:
+    _check_options(args, config)
     session = await open_session(config)
     try:
-        agent = session.tree.resolve(args.agent) if getattr(args, "agent", None) else session.tree.root
-        assert agent is not None
+        agent = resolve_agent(session, getattr(args, "agent", None))
         # An explicit --model switches this agent (recorded, like /model); the config
         # file and IKIGAI_MODEL only choose the model of a new database's root.
         if args.model and session.model_of(agent) != args.model:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ikigai_tui.config import Config
+from ikigai_tui.config import Config, ConfigError
+from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.heap import return_big_blocks
@@ -18,6 +19,18 @@ def default_model(config: Config) -> str:
     return config.model or model_for_keys(os.environ)
 
 
+def check_models(config: Config, providers: Providers | None = None) -> None:
+    """The configured model names must be usable: a ConfigError (exit status 2) before
+    anything is opened or created."""
+    providers = providers or Providers()
+    for model in (config.model, config.matcher_model):
+        if model:
+            try:
+                providers.check(model)
+            except ProviderError as exc:
+                raise ConfigError(str(exc)) from None
+
+
 async def open_session(config: Config, *, create: bool = True, readonly: bool = False,
                        new_id: Callable[[], str] | None = None) -> Session:
     """Open (or, with create, make) the database and the session over it. With readonly
@@ -27,9 +40,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
         timeout=config.timeout, max_retries=config.max_retries, concurrency=config.concurrency,
     )
-    for model in (config.model, config.matcher_model):
-        if model:
-            providers.check(model)  # before the database: a bad name writes nothing
+    check_models(config, providers)  # before the database: a bad name writes nothing
     store = await Store.open(config.db, create=create and not readonly, readonly=readonly)
     settings = SessionSettings(model=default_model(config), budget=config.budget,
                                system_prompt=config.system_prompt,

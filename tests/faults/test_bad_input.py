@@ -117,7 +117,7 @@ def test_settings_that_cannot_work_are_refused_at_start(tmp_path, env, args, wan
     done = subprocess.run([sys.executable, "-m", "ikigai_tui", "--db", str(db), *args, "run"],
                           input="hello\n", capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, **env))
-    assert done.returncode == 1
+    assert done.returncode == 2  # a configuration error
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and wanted in lines[0], lines
     assert not db.exists()  # nothing written
@@ -134,6 +134,6 @@ def test_config_file_settings_that_cannot_work_name_the_line(tmp_path, line, wan
     config = tmp_path / "config.toml"
     config.write_text(f'system_prompt = "hi"\n{line}\n')
     done = run_ikigai("--db", str(tmp_path / "c.db"), "--config", str(config), "run", input="x\n")
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == f"Error: {config}, line 2: {wanted}\n"
     assert not (tmp_path / "c.db").exists()

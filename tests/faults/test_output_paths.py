@@ -165,6 +165,6 @@ def test_offline_echo_and_line_mode_are_inert(tmp_path):
 def test_a_cut_stream_reason_and_a_bad_script_path_are_inert(tmp_path):
     done = run_ikigai("--db", str(tmp_path / "s.db"), "run", "--script",
                       str(tmp_path / f"missing{PAYLOADS['osc52_clipboard']}"))
-    assert done.returncode == 1
+    assert done.returncode == 2  # a usage error
     assert_inert(done.stderr, "script path error")
     assert done.stderr.startswith("Error: cannot read script")

@@ -173,10 +173,10 @@ def test_bad_agent_and_missing_script(ikigai, tmp_path):
     done = run_script(ikigai, tmp_path, db, "/marks\n")
     assert done.returncode == 0, done.stderr
     done = ikigai("--db", str(db), "context", "--agent", "nobody")
-    assert done.returncode == 1
+    assert done.returncode == 2  # a usage error
     assert done.stderr.startswith("Error: no agent named or with id starting 'nobody'")
     done = ikigai("--db", str(db), "run", "--script", str(tmp_path / "no-such-file.txt"))
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr.startswith("Error: cannot read script")
 
 

@@ -66,7 +66,7 @@ def test_cli_reports_bad_config_in_one_line(tmp_path, ikigai):
     path.write_text('colour = "blue"\n')
     db = tmp_path / "x.db"
     out = ikigai("--config", str(path), "--db", str(db), "run", input="hello\n")
-    assert out.returncode == 1
+    assert out.returncode == 2  # a configuration error
     assert out.stderr.startswith("Error: ") and "colour" in out.stderr and "line 1" in out.stderr
     assert not db.exists()
 
