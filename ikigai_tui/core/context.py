@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.provider import Request
 from ikigai_tui.core.request import build_messages, system_text
 from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor
@@ -99,6 +101,30 @@ class ContextService:
             tools=tools, window=window, raw_estimate=meter.raw_request(replayer, tools),
             messages=build_messages(replayer, ids) if messages else None,
         )
+
+    async def message_fits(self, agent_id: str, text: str) -> float:
+        """Raise CommandError when a user message `text` cannot fit the model's input limit
+        even with the window leaving every earlier turn out (or, window off, with the
+        whole context); returns the message's raw count for the meter's cache."""
+        agent = self.session.tree[agent_id]
+        plan = await self.plan(agent_id)
+        meter = self.meter(agent)
+        counter = meter.counter
+        raw = counter.message("user", {"content": text})
+        window = plan.window
+        # What stays whatever the window does: system prompt with pins, tools, summaries.
+        kept = window.system + window.tools + window.summaries if window.budget else window.tokens
+        need = kept + counter.scale(raw)
+        if need <= window.limit:
+            return raw
+        about = "" if counter.exact else "~"
+        over = format_tokens(need - window.limit)
+        rest = ("with all earlier messages left out" if window.budget
+                else "with the whole context (the window is off; /clear makes room)")
+        raise CommandError(
+            f"message too long for {plan.model}: {about}{format_tokens(need)} tokens with the "
+            f"system prompt and tools, {about}{over} over its {format_tokens(window.limit)} "
+            f"input limit {rest}. Shorten it by {about}{over} tokens.")
 
     def learn(self, model: str, reported: int, raw_estimate: float) -> tuple[float, int] | None:
         """Update the model's token-count correction from a provider's reported usage;

@@ -246,15 +246,23 @@ class Session:
             raise CommandError(f"agent {self.tree.label(agent_id)} is still working")
         if (await self.measure(agent_id)).state == "full":
             raise CommandError(CONTEXT_FULL)
+        # Refused before anything is written: the message stays with the user.
+        model = self.model_of(agent)
+        ready = getattr(self.providers, "ready", None)
+        if ready is not None and (problem := ready(model)):
+            raise CommandError(problem)
+        raw = await self.contexts.message_fits(agent_id, text)
         if (holder := await self.leases.take(agent_id)) is not None:  # before any write
             raise CommandError(busy_message(self.tree.label(agent_id), holder))
         batch = WriteBatch()
         batch.add(agent_id, "user", {"content": text})
         try:
-            await self.commit(batch)
+            events = await self.commit(batch)
         except BaseException:
             await self.leases.release(agent_id)
             raise
+        if agent.meter is not None and agent.meter.counter.model == model and events:
+            agent.meter.cache.setdefault(events[0].id, raw)  # counted once, not again
         return self.start_turn(agent_id)
 
     # -- turns -----------------------------------------------------------------

@@ -6,13 +6,41 @@ import email.utils
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-KEY_VARIABLES = {
-    "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
-    "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "openrouter": "OPENROUTER_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY", "xai": "XAI_API_KEY", "cohere": "COHERE_API_KEY",
+# The variables that hold each provider's key, the one to name first: litellm reads any
+# of them (and fails every request of that provider when none is set, api_base or not).
+KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "mistral": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",), "openrouter": ("OPENROUTER_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",), "xai": ("XAI_API_KEY",), "cohere": ("COHERE_API_KEY",),
 }
+# How providers (through litellm) say that no key was given at all.
+_NO_KEY = re.compile(
+    r"missing credentials|api_key client option must be set|missing \w+ api key"
+    r"|no api key|api key (?:is )?(?:required|not (?:set|found|provided))", re.I)
+
+
+def key_variable(provider: str) -> str:
+    return KEY_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",))[0]
+
+
+def missing_key(model: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable to set when `model`'s provider needs a key and none is set."""
+    variables = KEY_VARIABLES.get(provider_of(model))
+    env = os.environ if env is None else env
+    if variables is None or any(env.get(v) for v in variables):
+        return None
+    return variables[0]
+
+
+def no_key_message(model: str, variable: str, api_base: str | None = None) -> str:
+    """One line: what is missing and how to fix it."""
+    extra = " (any value, if the server at the api_base does not check it)" if api_base else ""
+    return (f"{variable} is not set: set it{extra} to use {model}, "
+            "or switch with /model (offline works with no key)")
 # Anything shaped like a credential is cut out of messages before they are shown or stored.
 _SECRET = re.compile(r"(sk-[A-Za-z0-9_\-*]{8,}|AIza[0-9A-Za-z_\-]{20,}|Bearer\s+\S+|x-api-key\S*)")
 
@@ -34,8 +62,16 @@ def redact(text: str) -> str:
 
 
 def one_line(text: str, limit: int = 200) -> str:
+    """The text on one line, at most `limit` characters, cut between words (never in
+    the middle of a name or a variable)."""
     line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
 
 
 def provider_of(model: str) -> str:
@@ -87,8 +123,10 @@ def classify(exc: BaseException, model: str, timeout: float) -> Failure:
     ) and status == 400:
         return Failure(False, f"the request is too long for {model}'s context window; "
                               "shrink it with /clear, /rewind or /forget")
+    if _NO_KEY.search(detail):  # litellm reports a missing key as a 500 for some providers
+        return Failure(False, no_key_message(model, key_variable(provider)))
     if name == "AuthenticationError" or status in (401, 403) or name == "PermissionDeniedError":
-        variable = KEY_VARIABLES.get(provider, f"{provider.upper()}_API_KEY")
+        variable = key_variable(provider)
         return Failure(False, f"{provider} rejected the credentials: check {variable} ({detail})")
     if name == "NotFoundError" or status == 404:
         return Failure(False, f"{provider} does not know model '{model}': check the name, "

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ikigai_tui.core.provider import (
     ProviderError, Request, StreamEvent, TextDelta, ToolCall, TransientError, Usage,
 )
-from ikigai_tui.llm.errors import classify, one_line, redact
+from ikigai_tui.llm.errors import classify, missing_key, no_key_message, one_line, redact
 
 if TYPE_CHECKING:
     from ikigai_tui.llm.finish_watch import FinishWatch
@@ -75,6 +75,9 @@ class LiteLLMProvider:
         return kwargs
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        variable = missing_key(self.model)
+        if variable is not None:  # litellm would fail it as a server error, worth retrying
+            raise ProviderError(no_key_message(self.model, variable, self.api_base))
         litellm = await asyncio.to_thread(import_litellm)
         from ikigai_tui.llm.finish_watch import FinishWatch  # imports httpx: after litellm
         kwargs = self._options(request)

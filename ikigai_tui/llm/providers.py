@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from ikigai_tui.core.gateway import DEFAULT_CONCURRENCY, RetryPolicy
 from ikigai_tui.core.provider import Limits, Provider, ProviderError
+from ikigai_tui.llm.errors import missing_key, no_key_message
 from ikigai_tui.llm.models import model_limits
 from ikigai_tui.llm.offline import OfflineProvider
 
@@ -59,6 +60,16 @@ class Providers:
                 f"'{model}' is not a model name: give the provider too, like openai/gpt-4o, "
                 f"anthropic/claude-sonnet-4-5, gemini/gemini-2.5-pro, or '{OFFLINE}'"
             )
+
+    def ready(self, model: str) -> str | None:
+        """Why a request to `model` would fail at once (no key for its provider), or None.
+        Asked before a message is committed: the message then stays with the user."""
+        if model == OFFLINE:
+            return None
+        variable = missing_key(model)
+        if variable is None:
+            return None
+        return no_key_message(model, variable, self.model_api_bases.get(model, self.api_base))
 
     def limits(self, model: str) -> Limits:
         return model_limits(model)
