@@ -17,13 +17,67 @@ import aiosqlite
 
 from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
 from ikigai_tui.core.sqlite.errors import (
-    SQLITE_CANTOPEN, ConflictError, SQLITE_READONLY, StoreError, primary_code, translate,
+    SQLITE_CANTOPEN, SQLITE_MAGIC, ConflictError, SQLITE_READONLY, StoreError, primary_code,
+    translate,
 )
 from ikigai_tui.core.sqlite.paths import (
-    file_state, make_file, read_only_uri, refuse_writes, wal_is_empty, write_problem,
+    file_state, make_file, read_only_uri, refuse_writes, sidecars, wal_is_empty, write_problem,
 )
 
 log = logging.getLogger(__name__)
+
+
+_TABLES = "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+# Made by the first migration: every ikigai database, whatever its version, has them.
+IKIGAI_TABLES = frozenset({"agents", "events"})
+
+
+def foreign_problem(path: Path, version: int, tables: frozenset[str]) -> str | None:
+    """Why the file is not ours to open (another program's, a newer ikigai's), or None
+    for an ikigai database or a new, empty one."""
+    if version == 0 and not tables:
+        return None  # new: the first migration makes it an ikigai database
+    ours = IKIGAI_TABLES <= tables
+    if version > SCHEMA_VERSION:
+        who = "a newer ikigai" if ours else "another program, or a newer ikigai"
+        return (f"{path} was written by {who} (schema {version}; this program knows up to "
+                f"{SCHEMA_VERSION}). Upgrade ikigai; the file was not changed.")
+    if version == 0 or not ours:
+        return f"{path} is an SQLite database of another program; refusing to change it"
+    return None
+
+
+def refuse_foreign(path: Path, st: os.stat_result) -> None:
+    """Raise StoreError for an existing file that is not an ikigai database, before
+    anything may touch it: no connection that could make SQLite's -wal and -shm beside
+    another program's file, switch it to WAL or migrate it. The header tells a file
+    that is not SQLite; the schema is read through an immutable connection (no locks,
+    no side files) when no write-ahead log is there to be read too. A file that cannot
+    be read here is left to the ordinary open, which says what is wrong with it."""
+    if st.st_size == 0:
+        return  # new
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(SQLITE_MAGIC))
+    except OSError:
+        return
+    if header != SQLITE_MAGIC:
+        raise StoreError(f"{path} is not an ikigai database: it is not an SQLite file, "
+                         "or its first page is damaged; it was not changed")
+    wal, _ = sidecars(path)
+    if wal.exists():
+        return  # being written (or not yet merged): only a normal connection reads it all
+    try:
+        db = sqlite3.connect(read_only_uri(path, immutable=True), uri=True)
+        try:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            tables = frozenset(name for (name,) in db.execute(_TABLES))
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return  # damaged, say: the ordinary open names the problem and the way out
+    if problem := foreign_problem(path, version, tables):
+        raise StoreError(problem)
 
 
 class _NeedsImmutable(Exception):
@@ -56,8 +110,11 @@ class LogFile:
             make_file(path)
         elif os.path.isdir(path):
             raise StoreError(f"{path} is a folder, not a database file")
-        elif not readonly and (problem := write_problem(path, st)):
-            raise refuse_writes(path, problem)
+        else:
+            # Known to be an ikigai database (or new) before anything may touch it.
+            refuse_foreign(path, st)
+            if not readonly and (problem := write_problem(path, st)):
+                raise refuse_writes(path, problem)
         if readonly:
             return await cls._open_readonly(path)
         db = await cls._connect(path, str(path))
@@ -112,14 +169,8 @@ class LogFile:
             raise translate(exc, self.path) from exc
         self.version = version
         # Checked before any PRAGMA that writes: such files are left untouched.
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} was written by a newer ikigai (schema {version}; this "
-                f"program knows up to {SCHEMA_VERSION}). Upgrade ikigai; the file was not changed."
-            )
-        if version == 0 and tables:
-            raise StoreError(f"{self.path} is an SQLite database of another program; "
-                             "refusing to change it")
+        if problem := foreign_problem(self.path, version, tables):
+            raise StoreError(problem)
         if self.readonly:
             if version == 0:
                 raise StoreError(f"{self.path} holds no ikigai data yet; start with `ikigai run`")
@@ -141,16 +192,15 @@ class LogFile:
             await self._migrate()
             self.version = SCHEMA_VERSION
 
-    async def _inspect(self) -> tuple[int, int]:
-        """user_version and the number of tables, from one consistent snapshot (another
-        process may be creating the schema right now: it sets both in one transaction)."""
+    async def _inspect(self) -> tuple[int, frozenset[str]]:
+        """user_version and the tables, from one consistent snapshot (another process
+        may be creating the schema right now: it sets both in one transaction)."""
         db = self._db
         await db.execute("BEGIN")
         try:
             version = await self._user_version()
-            rows = await db.execute_fetchall(
-                "SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
-            return version, int(list(rows)[0][0])
+            rows = await db.execute_fetchall(_TABLES)
+            return version, frozenset(name for (name,) in rows)
         finally:
             await db.execute("COMMIT")
 
