@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from ikigai_tui.core.schema import SCHEMA_VERSION
-from ikigai_tui.core.store import Store, StoreError
+from ikigai_tui.core.ports import StoreError
+from ikigai_tui.core.sqlite.store import Store
 from tests.conftest import run_ikigai
 
 
