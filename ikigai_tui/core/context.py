@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
 
 
+class MessageTooLong(CommandError):
+    """A message that cannot fit the model's input limit: refused before it is written,
+    to be shortened (the screen keeps it in the input)."""
+
+
 @dataclass(slots=True)
 class Plan:
     agent_id: str
@@ -103,7 +108,7 @@ class ContextService:
         )
 
     async def message_fits(self, agent_id: str, text: str) -> float:
-        """Raise CommandError when a user message `text` cannot fit the model's input limit
+        """Raise MessageTooLong when a user message `text` cannot fit the model's input limit
         even with the window leaving every earlier turn out (or, window off, with the
         whole context); returns the message's raw count for the meter's cache."""
         agent = self.session.tree[agent_id]
@@ -121,7 +126,7 @@ class ContextService:
         over = format_tokens(need - window.limit)
         rest = ("with all earlier messages left out" if window.budget
                 else "with the whole context (the window is off; /clear makes room)")
-        raise CommandError(
+        raise MessageTooLong(
             f"message too long for {plan.model}: {about}{format_tokens(need)} tokens with the "
             f"system prompt and tools, {about}{over} over its {format_tokens(window.limit)} "
             f"input limit {rest}. Shorten it by {about}{over} tokens.")

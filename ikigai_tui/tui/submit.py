@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.context import MessageTooLong
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.notices import MatchingNotice, Notice
 from ikigai_tui.core.proposals import REFUSE, FilterProposal, Verdict
@@ -31,7 +32,13 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
     stripped = text.strip()
     try:
         if not stripped.startswith("/"):
-            await session.say(agent_id, text)
+            try:
+                await session.say(agent_id, text)
+            except MessageTooLong:
+                if not app.prompt_input.text:  # back in the input, to be shortened
+                    app.prompt_input.text = text
+                    app.prompt_input.move_cursor(app.prompt_input.document.end)
+                raise
             return
         words = stripped[1:].split()
         if stripped == "/help":

@@ -90,14 +90,13 @@ async def test_child_inherits_the_budget_at_fork(sessions):
 async def test_context_full_blocks_sending_until_clear(sessions, monkeypatch):
     session = await sessions(budget=0)
     root = session.tree.root.id
-    base = (await session.measure(root)).tokens
-    limit = base + 400
+    for _ in range(3):
+        await talk(session, root, "fill " * 30)
+    # The limit the conversation has just reached (a message that would go past it is
+    # refused before it is written: see test_a_message_that_cannot_fit_is_refused).
+    limit = (await session.measure(root)).tokens
     monkeypatch.setattr(session.providers, "limits",
                         lambda model: Limits(input=limit, reserve=0, known=True))
-    for _ in range(20):
-        if (await session.measure(root)).tokens >= limit:
-            break
-        await talk(session, root, "fill " * 30)
     w = await session.measure(root)
     assert w.tokens >= limit and w.state == "full" and w.budget == 0
 
