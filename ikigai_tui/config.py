@@ -39,6 +39,7 @@ class Config:
     max_retries: int = 4
     concurrency: int = 4  # LLM requests in flight at once per provider (turns and side requests)
     model_api_bases: dict[str, str] = field(default_factory=dict)
+    model_input_limits: dict[str, int] = field(default_factory=dict)  # over litellm's map
     matcher_model: str | None = None  # /forget and /remember's model (None: the agent's)
     matcher_concurrency: int = 4  # a matcher's requests in flight at once
     matcher_chunk_tokens: int | None = None  # cap on one matcher request's messages
@@ -116,23 +117,31 @@ def read_file(path: Path) -> dict[str, Any]:
     return out
 
 
-def _read_models(path: Path, text: str, value: Any) -> dict[str, str]:
+_MODEL_KEYS = {"api_base": (str, "a URL"),
+               "max_input_tokens": (int, "a whole number of tokens, 256 or more")}
+
+
+def _read_models(path: Path, text: str, value: Any) -> dict[str, dict[str, Any]]:
+    """[models."NAME"] tables: where the model is served, and its input limit (for a
+    model litellm's map does not list, or lists with another size)."""
     if not isinstance(value, dict):
         raise ConfigError(f"{_where(path, text, 'models')}: 'models' must be a table")
-    bases: dict[str, str] = {}
+    models: dict[str, dict[str, Any]] = {}
     for model, settings in value.items():
         if not isinstance(settings, dict):
             raise ConfigError(f"{path}: [models.\"{model}\"] must be a table")
         for key, setting in settings.items():
-            if key != "api_base":
+            if key not in _MODEL_KEYS:
                 raise ConfigError(
                     f"{_where(path, text, key)}: unknown key '{key}' in [models.\"{model}\"] "
-                    "(known: api_base)"
+                    f"(known: {', '.join(_MODEL_KEYS)})"
                 )
-            if not isinstance(setting, str):
-                raise ConfigError(f"{_where(path, text, key)}: 'api_base' must be a URL")
-            bases[model] = setting
-    return bases
+            kind, description = _MODEL_KEYS[key]
+            if (not isinstance(setting, kind) or isinstance(setting, bool)
+                    or kind is int and setting < 256):
+                raise ConfigError(f"{_where(path, text, key)}: '{key}' must be {description}")
+            models.setdefault(model, {})[key] = setting
+    return models
 
 
 def _problem(key: str, value: Any) -> str | None:
@@ -216,6 +225,7 @@ def load(
                  matcher_model=matcher_model)
     path = Path(config_path or env.get("IKIGAI_CONFIG") or default_config_path()).expanduser()
     file = read_file(path)
+    models = file.get("models", {})
     budget = _env_int(env, "IKIGAI_SLIDING_CONTEXT_TOKENS")
     delay = _env_float(env, "IKIGAI_OFFLINE_DELAY")
     timeout = _env_float(env, "IKIGAI_TIMEOUT")
@@ -231,7 +241,9 @@ def load(
         system_prompt=env.get("IKIGAI_SYSTEM_PROMPT") or file.get("system_prompt"),
         offline_delay=delay if delay is not None else file.get("offline_delay", 0.0),
         config_path=path,
-        model_api_bases=file.get("models", {}),
+        model_api_bases={m: v["api_base"] for m, v in models.items() if "api_base" in v},
+        model_input_limits={m: v["max_input_tokens"] for m, v in models.items()
+                            if "max_input_tokens" in v},
         timeout=timeout if timeout is not None else file.get("timeout", 120.0),
         max_retries=retries if retries is not None else file.get("max_retries", 4),
         concurrency=concurrency if concurrency is not None else file.get("concurrency", 4),

@@ -38,6 +38,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
     return_big_blocks()  # before the first big message: see heap.py
     providers = Providers(
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
+        model_input_limits=config.model_input_limits,
         timeout=config.timeout, max_retries=config.max_retries, concurrency=config.concurrency,
     )
     check_models(config, providers)  # before the database: a bad name writes nothing

@@ -37,6 +37,7 @@ class Providers:
         *,
         api_base: str | None = None,
         model_api_bases: Mapping[str, str] | None = None,
+        model_input_limits: Mapping[str, int] | None = None,
         timeout: float = 120.0,
         max_retries: int = 4,
         retry_base_delay: float = 1.0,
@@ -45,6 +46,7 @@ class Providers:
         self.offline_delay = offline_delay
         self.api_base = api_base
         self.model_api_bases = dict(model_api_bases or {})
+        self.model_input_limits = dict(model_input_limits or {})  # the config's, over the map
         self.timeout = timeout
         self.max_retries = max_retries
         self.retry_base_delay = retry_base_delay
@@ -72,7 +74,9 @@ class Providers:
         return no_key_message(model, variable, self.model_api_bases.get(model, self.api_base))
 
     def limits(self, model: str) -> Limits:
-        return model_limits(model)
+        found = model_limits(model)
+        given = self.model_input_limits.get(model)
+        return found if given is None else Limits(given, found.reserve, True)
 
     def get(self, model: str) -> Provider:
         self.check(model)

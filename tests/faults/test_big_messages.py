@@ -67,7 +67,11 @@ def test_a_10_mb_message_is_byte_exact_end_to_end(tmp_path):
     message = varied_text(10 * MiB)
     assert "\n" not in message and message == message.strip()
     db = tmp_path / "big.db"
-    env = dict(os.environ, OPENAI_API_KEY="test-key")
+    # No model takes ~3 million tokens: this one is declared to (a message that cannot
+    # fit the model's limit is refused before it is written; see test_message_fits).
+    config = tmp_path / "config.toml"
+    config.write_text('[models."openai/fake-model"]\nmax_input_tokens = 10_000_000\n')
+    env = dict(os.environ, OPENAI_API_KEY="test-key", IKIGAI_CONFIG=str(config))
     with FakeProvider() as fake:
         fake.queue(Reply(text="Received."))
         done = subprocess.run(

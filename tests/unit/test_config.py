@@ -38,7 +38,26 @@ def test_per_model_api_base(tmp_path):
         "openai/gpt-4o": "http://127.0.0.1:9/v1"}
 
 
+def test_per_model_input_limit(tmp_path):
+    """A model litellm's map does not list (a local server's) gets its own input limit."""
+    from ikigai_tui.llm.providers import Providers
+
+    path = tmp_path / "c.toml"
+    path.write_text('[models."openai/local"]\napi_base = "http://127.0.0.1:9/v1"\n'
+                    'max_input_tokens = 32_768\n[models."openai/gpt-4o"]\nmax_input_tokens = 1000\n')
+    cfg = load(config_path=str(path), env={})
+    assert cfg.model_input_limits == {"openai/local": 32_768, "openai/gpt-4o": 1000}
+    assert cfg.model_api_bases == {"openai/local": "http://127.0.0.1:9/v1"}
+    providers = Providers(model_input_limits=cfg.model_input_limits)
+    assert providers.limits("openai/local").input == 32_768
+    assert providers.limits("openai/local").known
+    assert providers.limits("openai/gpt-4o").input == 1000
+    assert providers.limits("openai/gpt-4o-mini").input == 128_000  # the map's
+
+
 @pytest.mark.parametrize("text, expected", [
+    ('[models."m"]\nmax_input_tokens = "big"\n', ["line 2", "'max_input_tokens' must be"]),
+    ('[models."m"]\nmax_input_tokens = 10\n', ["line 2", "256 or more"]),
     ('model = "a"\n\nsliding_context_tokens = "lots"\n', ["line 3", "sliding_context_tokens"]),
     ('model = "a"\ncolour = "blue"\n', ["line 2", "unknown key 'colour'"]),
     ('model = \n', ["line 1"]),
