@@ -31,6 +31,7 @@ class AgentRuntime:
     in_turn: bool = False
     unread: int = 0
     meter: Any = None  # ContextMeter for the agent's current model
+    reply: list[str] | None = None  # the pieces of the reply streaming now, if any
 
     @classmethod
     def from_record(cls, rec: AgentRecord) -> AgentRuntime:

@@ -23,6 +23,7 @@ class AgentChanged(NamedTuple):
 class StreamDelta(NamedTuple):
     agent_id: str
     text: str
+    index: int = 0  # the piece's number in its reply (1, 2, ...; see AgentRuntime.reply)
 
 
 class RetryNotice(NamedTuple):

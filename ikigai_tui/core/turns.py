@@ -70,8 +70,13 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
 
 async def _one_round(session: Session, agent: AgentRuntime) -> list:
     plan = await session.plan(agent.id, messages=True)
-    streamed = await _stream(session, agent, plan.request())
-    return await _commit_round(session, agent, plan, streamed)
+    # The reply's pieces so far, for a view opened while it streams (until it is committed).
+    agent.reply = []
+    try:
+        streamed = await _stream(session, agent, plan.request(), agent.reply)
+        return await _commit_round(session, agent, plan, streamed)
+    finally:
+        agent.reply = None
 
 
 class _Streamed(NamedTuple):
@@ -80,9 +85,10 @@ class _Streamed(NamedTuple):
     usage: Usage | None
 
 
-async def _stream(session: Session, agent: AgentRuntime, request: Request) -> _Streamed:
-    """The reply, shown as it arrives; a partial reply is kept if the stream ends badly."""
-    parts: list[str] = []
+async def _stream(session: Session, agent: AgentRuntime, request: Request,
+                  parts: list[str]) -> _Streamed:
+    """The reply, shown as it arrives (its pieces in `parts`); a partial reply is kept if
+    the stream ends badly."""
     calls: list[ToolCall] = []
     usage: Usage | None = None
     try:
@@ -105,7 +111,7 @@ def _take(session: Session, agent: AgentRuntime, item: object, parts: list[str],
     """One item of the stream: text is shown as it comes, retries are told."""
     if isinstance(item, TextDelta):
         parts.append(item.text)
-        session.notify(StreamDelta(agent.id, item.text))
+        session.notify(StreamDelta(agent.id, item.text, len(parts)))
     elif isinstance(item, ToolCall):
         calls.append(item)
     elif isinstance(item, Retrying):

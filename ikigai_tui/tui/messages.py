@@ -20,10 +20,11 @@ from ikigai_tui.core.notices import (
 class StreamArrived(Message, bubble=False):
     """A piece of the reply an agent is streaming."""
 
-    def __init__(self, agent_id: str, text: str) -> None:
+    def __init__(self, agent_id: str, text: str, index: int = 0) -> None:
         super().__init__()
         self.agent_id = agent_id
         self.text = text
+        self.index = index  # the piece's number in its reply (0: not counted)
 
 
 class EventsArrived(Message, bubble=False):
@@ -55,7 +56,7 @@ class AgentsChanged(Message, bubble=False):
 def pane_message(notice: Notice) -> Message | None:
     """What the panes are told of a notice, if anything."""
     if isinstance(notice, StreamDelta):
-        return StreamArrived(notice.agent_id, notice.text)
+        return StreamArrived(notice.agent_id, notice.text, notice.index)
     if isinstance(notice, EventsCommitted):
         return EventsArrived(notice.events)
     if isinstance(notice, ErrorNotice) and not notice.logged:

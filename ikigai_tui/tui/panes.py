@@ -54,7 +54,7 @@ class Panes(Horizontal):
     def on_stream_arrived(self, message: StreamArrived) -> None:
         for pane in self.panes:
             if pane.agent_id == message.agent_id:
-                pane.scrollback.stream(message.text)
+                pane.scrollback.stream(message.text, message.index)
 
     def on_events_arrived(self, message: EventsArrived) -> None:
         by_agent: dict[str, list] = {}
@@ -90,6 +90,15 @@ class Panes(Horizontal):
         self.panes = [pane]
         self.index = 0
 
+    async def _load(self, pane: AgentPane) -> None:
+        """A new pane's latest page, and the reply its agent is streaming (whole: the
+        pieces told before the pane existed went to the panes there were)."""
+        await pane.scrollback.load_latest()
+        assert self.session is not None
+        reply = self.session.tree[pane.agent_id].reply
+        if reply:
+            pane.scrollback.start_stream("".join(reply), len(reply))
+
     def compose(self) -> ComposeResult:
         # Started before the screen is composed: the first frame already holds the page.
         yield from self.panes
@@ -110,7 +119,7 @@ class Panes(Horizontal):
             await self.mount(pane, after=old)
             await old.remove()
         self._activate(self.index)
-        await pane.scrollback.load_latest()
+        await self._load(pane)
 
     async def split(self) -> None:
         """Add a pane beside the others, for the next agent not shown yet."""
@@ -130,7 +139,7 @@ class Panes(Horizontal):
         self.panes.append(pane)
         await self.mount(pane)
         self._mark_active()
-        await pane.scrollback.load_latest()
+        await self._load(pane)
 
     async def close_active(self) -> None:
         if len(self.panes) <= 1:

@@ -264,11 +264,11 @@ async def test_a_stream_appends_lines_while_following_and_end_stream_removes_the
         await settle(pilot)
         before = lines(sb)
         sb.stream("Hello wor")
-        sb.stream("ld\nsecond ")
+        sb.stream("ld\n\nsecond ")  # (Markdown: two paragraphs)
         sb.stream("line")
         await settle(pilot)
-        assert lines(sb) == before + ["Hello world", "second line"]
-        assert at_bottom(sb) and screen(sb)[-2:] == ["Hello world", "second line"]
+        assert lines(sb) == before + ["Hello world", "", "second line"]
+        assert at_bottom(sb) and screen(sb)[-3:] == ["Hello world", "", "second line"]
         sb.end_stream()
         await settle(pilot)
         assert lines(sb) == before and at_bottom(sb)
@@ -276,9 +276,9 @@ async def test_a_stream_appends_lines_while_following_and_end_stream_removes_the
         await scroll(pilot, sb, sb.max_scroll_y - 20)
         y, shown = sb.scroll_y, screen(sb)
         assert not sb.following
-        sb.stream("one\ntwo\nthree\n")
+        sb.stream("one\n\ntwo\n\nthree\n")
         await settle(pilot)
-        assert lines(sb)[-4:] == ["one", "two", "three", ""]
+        assert lines(sb)[-5:] == ["one", "", "two", "", "three"]
         assert sb.scroll_y == y and screen(sb) == shown
 
 

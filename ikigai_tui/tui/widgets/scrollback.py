@@ -3,8 +3,9 @@
 It never holds a widget per message. It keeps a bounded, contiguous range of
 transcript items rendered to lines, shows only the lines in view (Textual's line API),
 and loads older (or newer) pages from the log when the view nears an edge of the range.
-A reply streams into it by appending finished lines; only the last, partial line is
-redrawn, so a long reply costs the same per chunk at its end as at its start.
+A reply streams into it as Markdown, block by block (widgets/streaming.py): finished
+blocks are drawn once, only the last one again, so a long reply costs the same per chunk
+at its end as at its start.
 """
 
 from __future__ import annotations
@@ -12,24 +13,20 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Awaitable, Callable, Sequence
 
-from rich.cells import cell_len
-from rich.segment import Segment
-from rich.style import Style
 from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
 from ikigai_tui.tui.render import MAX_ITEM_LINES, folds, render_item
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.lines import Lines, cost
-from ikigai_tui.tui.widgets.stream_wrap import StreamWrap
+from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
 
 Page = Callable[..., Awaitable[list[Item]]]
 PAGE_ITEMS = 40
 MAX_LINES = 4000  # lines held (drawn) at most; one item holds MAX_ITEM_LINES at most
-STREAM_LINES = MAX_ITEM_LINES  # lines of a streaming reply drawn; then a running count
-STREAM_MORE = Style(italic=True, color="yellow")
 EDGE = 2  # screens from an edge of the loaded range at which the next page is fetched
 
 
@@ -53,8 +50,9 @@ class Scrollback(ScrollView, can_focus=True):
         self.rule_label = ""
         self.expanded = False
         self._width = 0
-        self._stream: StreamWrap | None = None
+        self._stream: MarkdownStream | None = None
         self._stream_from = 0  # index in _lines where the streaming reply begins
+        self._stream_timer: Timer | None = None  # draws the reply's last block when due
         self._busy = False
         # Whether the view follows the end: kept explicitly, because Textual ignores a
         # scroll before the first layout and a position test then answers wrongly.
@@ -207,8 +205,11 @@ class Scrollback(ScrollView, can_focus=True):
         self._lines = lines
         self._starts = starts
         self._stream_from = len(lines)
-        if self._stream is not None:
-            self._stream = None  # a rebuild drops a half-drawn reply; the event redraws it
+        stream = self._stream
+        if stream is not None:  # the streaming reply stays at the end, at the new width
+            if stream.width != max(8, self._content_width()):
+                stream.redraw(self._content_width())
+            lines.tail = stream.lines
         self._resize()
 
     def _anchor(self) -> tuple[Item, int] | None:
@@ -319,41 +320,65 @@ class Scrollback(ScrollView, can_focus=True):
 
     # -- streaming ---------------------------------------------------------------
 
-    def stream(self, piece: str) -> None:
+    def stream(self, piece: str, index: int = 0) -> None:
+        """A piece of the reply the agent is streaming. `index` counts the reply's pieces
+        (0: not counted): a piece already in the partial reply this pane opened with
+        (`start_stream`) is not shown twice."""
         if not self.at_end:
             return
-        if self._stream is None:
-            self._stream = StreamWrap(self._content_width())
-            self._stream_from = len(self._lines)
-            self._lines.append(Strip.blank(0))  # the partial line
-        wrap = self._stream
-        lines = self._lines
-        lines.pop()  # the partial line, drawn again below
-        # Fed a line's width at a time, and no further than STREAM_LINES drawn lines: a
-        # very long reply (or one huge piece) costs the same as a screenful; what arrives
-        # after that is counted on the last line (the committed reply is then folded).
-        added, pos = 0, 0
-        while pos < len(piece) and len(lines.tail) < STREAM_LINES:
-            for text in wrap.feed(piece[pos : pos + wrap.width]):
-                lines.append(Strip([Segment(text, Style())], cell_len(text)))
-                added += 1
-            pos += wrap.width
-        wrap.more += max(0, len(piece) - pos)
-        if wrap.more:
-            partial, style = f"… {wrap.more:,} more characters arriving", STREAM_MORE
-        else:
-            partial, style = wrap.line, Style()
-        lines.append(Strip([Segment(partial, style)], cell_len(partial)))
-        height = len(self._lines)
-        self.virtual_size = Size(self._content_width(), height)
-        self.refresh_lines(height - added - 1, added + 1)
-        if self.following:
-            self._follow()
+        stream = self._stream
+        if stream is None:
+            stream = self._new_stream()
+        elif 0 < index <= stream.pieces:
+            return
+        self._show_stream(stream.feed(piece))
+
+    def start_stream(self, text: str, pieces: int) -> None:
+        """The reply the agent was already streaming when this pane opened, whole."""
+        self.end_stream()
+        if text and self.at_end:
+            stream = self._new_stream()
+            stream.feed(text)
+            stream.pieces = pieces
+            stream.flush()
+            self._show_stream(0)
+
+    def _new_stream(self) -> MarkdownStream:
+        self._stream = stream = MarkdownStream(self.app.console, self._content_width())
+        self._stream_from = len(self._lines)
+        self._lines.tail = stream.lines
+        return stream
+
+    def _show_stream(self, changed: int | None) -> None:
+        """Repaint the reply's lines from `changed` on (None: none changed), and have its
+        last block drawn when it is due."""
+        stream = self._stream
+        if stream is None:
+            return
+        if changed is not None:
+            height = len(self._lines)
+            self.virtual_size = Size(self._content_width(), height)
+            start = self._stream_from + changed
+            self.refresh_lines(start, max(1, height - start))
+            if self.following:
+                self._follow()
+        delay = stream.pending()
+        if delay is not None and self._stream_timer is None:
+            self._stream_timer = self.set_timer(delay, self._flush_stream)
+
+    def _flush_stream(self) -> None:
+        self._stream_timer = None
+        if self._stream is not None:
+            self._show_stream(self._stream.flush())
 
     def end_stream(self) -> None:
         """Drop the streamed lines: the committed reply is added as an item instead."""
+        if self._stream_timer is not None:
+            self._stream_timer.stop()
+            self._stream_timer = None
         if self._stream is not None:
             self._lines.drop_tail()
+            self._lines.tail = []
             self._stream = None
             self._resize()
 
