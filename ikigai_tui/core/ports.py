@@ -23,7 +23,7 @@ The contract every backend guarantees:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from ikigai_tui.core.events import AgentRecord, Event, EventRow, WriteBatch
@@ -91,6 +91,31 @@ class Search(Protocol):
         """Full-text search over the messages of the given agents, best match first."""
 
 
+class VectorBlock(NamedTuple):
+    """Vectors of some messages, packed little-endian: `ids` (int64, ascending) and
+    `tokens` (int64) one per message, `vectors` (float16) `dim` values per message."""
+
+    ids: bytes
+    tokens: bytes
+    vectors: bytes
+
+
+class MatchIndex(Protocol):
+    """What the local matcher keeps and asks (core/matching/local.py): message vectors,
+    computed once per (model, message) and kept in blocks, and which messages hold a word."""
+
+    async def message_vectors(self, model: str, low: int, high: int) -> list[VectorBlock]:
+        """The kept blocks of `model` that hold a message id in [low, high], in the order
+        they were kept (a message kept twice: its first vector is the one that counts)."""
+
+    async def save_message_vectors(self, model: str, block: VectorBlock) -> None:
+        """Keep a block. A read-only log raises StoreError."""
+
+    async def word_hits(self, words: Sequence[str], low: int, high: int) -> dict[str, list[int]]:
+        """For each word, the ids in [low, high] of the messages whose indexed text holds
+        it as a term; a word ending in * matches every term starting with the rest."""
+
+
 class SmallState(Protocol):
     async def token_factors(self) -> dict[str, tuple[float, int]]: ...
 
@@ -105,5 +130,5 @@ class SmallState(Protocol):
     async def renew_leases(self, agent_ids: Iterable[str], pid: int, host: str) -> None: ...
 
 
-class Persistence(EventLog, Search, SmallState, Protocol):
+class Persistence(EventLog, Search, MatchIndex, SmallState, Protocol):
     """Everything the session uses: one object per open database."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Message text indexed for /recall: content for most kinds, the arguments of a tool call.
 _FTS_TEXT = (
@@ -91,5 +91,18 @@ MIGRATIONS: dict[int, list[str]] = {
             started_at REAL NOT NULL,
             renewed_at REAL NOT NULL
         )""",
+    ],
+    # The local matcher's message vectors, computed once per message and model and kept
+    # in blocks (see core/sqlite/vectors.py): never recomputed per query.
+    5: [
+        """CREATE TABLE message_vectors (
+            model TEXT NOT NULL,
+            low INTEGER NOT NULL,
+            high INTEGER NOT NULL,
+            ids BLOB NOT NULL,
+            tokens BLOB NOT NULL,
+            vectors BLOB NOT NULL
+        )""",
+        "CREATE INDEX message_vectors_range ON message_vectors(model, low)",
     ],
 }

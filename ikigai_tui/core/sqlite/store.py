@@ -19,6 +19,7 @@ from ikigai_tui.core.sqlite.feed import (
 )
 from ikigai_tui.core.sqlite.leases import Leases
 from ikigai_tui.core.sqlite.open import LogFile
+from ikigai_tui.core.sqlite.vectors import MatchIndexRows
 
 __all__ = ["Store", "StoreError", "CommitHook"]
 
@@ -29,7 +30,7 @@ _AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id,
 _UPDATABLE = {"status", "model", "name"}
 
 
-class Store(Leases, LogFile):
+class Store(Leases, MatchIndexRows, LogFile):
     """An open event log. All writes go through one writer task that batches them."""
 
     def __init__(self, db: aiosqlite.Connection, path: Path, *, readonly: bool = False) -> None:
