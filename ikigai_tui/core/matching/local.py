@@ -1,0 +1,170 @@
+"""The local matcher: words and meaning on the CPU, no network, no download.
+
+Used for the offline model and for `--local`. It scores whole exchanges (a user message
+through its complete reply), never single messages, and returns every message of each
+exchange that matches, or nothing when the topic is absent (core/matching/local_score.py
+says how). Words come from the full-text index the log already keeps for /recall;
+meaning from small static embeddings (ikigai_tui/embed/, behind the Embedder protocol).
+
+A message's vector is computed once, the first time a match needs it, and kept in the
+store; later queries read it back, and a matcher holds what it has read for the rest of
+the session (core/matching/local_vectors.py). Computing runs in batches in a worker
+thread, with progress after each batch and cancellation between batches; what was
+computed before a cancel is kept.
+
+numpy and the model load on the first match, never at program start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ikigai_tui.core.gateway import RequestCancelled
+from ikigai_tui.core.matching import Candidate, Match, MatchReport, ProgressFn
+from ikigai_tui.core.matching.embedder import Embedder
+from ikigai_tui.core.matching.local_words import Terms, word_scores
+from ikigai_tui.core.ports import MatchIndex, StoreError
+from ikigai_tui.core.provider import ProviderError
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.matching.local_score import Params
+    from ikigai_tui.core.session import Session
+
+NAME = "local (words + meaning)"
+BATCH = 512  # messages embedded per worker-thread call (about 0.1 s each)
+_BY_SESSION: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class LocalMatcher:
+    name = NAME
+
+    def __init__(self, index: MatchIndex, embedder: Embedder, *,
+                 params: Params | None = None) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.params = params
+        self.computed = 0  # message vectors this matcher computed (tests, benchmarks)
+        self._cache: Any = None  # local_vectors.VectorCache, made on the first match
+        self._last: tuple[Any, Any, Any] | None = None  # (ids, starts, exchange vectors)
+
+    @classmethod
+    def for_session(cls, session: Session) -> LocalMatcher:
+        """One matcher per session (it holds the loaded model and the vectors it read).
+        The session's `embedder` when it has one, else the program's default."""
+        matcher = _BY_SESSION.get(session)
+        if matcher is None:
+            embedder = getattr(session, "embedder", None)
+            if embedder is None:
+                from ikigai_tui.embed import default_embedder
+
+                embedder = default_embedder()
+            matcher = cls(session.store, embedder)
+            _BY_SESSION[session] = matcher
+        return matcher
+
+    async def match(self, criteria: str, mode: str, candidates: Sequence[Candidate], *,
+                    progress: ProgressFn | None = None,
+                    cancellation: asyncio.Event | None = None) -> MatchReport:
+        terms = Terms(criteria)
+        cands = list(candidates)
+        if not cands or not terms.text:
+            return MatchReport((), NAME)
+        import numpy as np
+
+        from ikigai_tui.core.matching import local_vectors
+
+        ids = np.fromiter((c.id for c in cands), dtype=np.int64, count=len(cands))
+        if self._cache is None:
+            self._cache = local_vectors.VectorCache(self.embedder.dim)
+        texts: dict[int, str] = {}
+
+        def text_of(message_id: int) -> str:
+            if not texts:
+                texts.update((c.id, c.text) for c in cands)
+            return texts[message_id]
+
+        try:
+            await local_vectors.fill(self._cache, self.index, self.embedder, text_of, ids, BATCH,
+                                     progress, lambda: _check(cancellation), self._counted)
+            hits = await self._word_hits(terms, cands)
+        except StoreError as exc:
+            raise ProviderError(f"local matcher: {exc}") from exc
+        query, _ = await asyncio.to_thread(self.embedder.embed, [terms.text])
+        _check(cancellation)
+        return self._report(terms, cands, ids, query[0], hits)
+
+    def _counted(self, n: int) -> None:
+        self.computed += n
+
+    def _report(self, terms: Terms, cands: list[Candidate], ids: Any, query: Any,
+                hits: dict[str, list[int]]) -> MatchReport:
+        import numpy as np
+
+        from ikigai_tui.core.matching import local_score, local_vectors
+
+        starts = np.flatnonzero(np.fromiter((c.kind == "user" for c in cands), dtype=bool,
+                                            count=len(cands)))
+        if not starts.size or starts[0] != 0:
+            starts = np.concatenate(([0], starts))
+        ends = np.append(starts[1:], len(cands))
+        exchange_of = np.repeat(np.arange(len(starts)), ends - starts)
+        held = _held(terms, hits, ids, exchange_of)
+        words = np.asarray(word_scores(terms, held, len(starts)), dtype=np.float32)
+        chosen, meaning = local_score.select(
+            local_score.normalised(query), self._exchange_vectors(ids, starts), words,
+            self.params or local_score.TUNED, n_words=len(terms.words))
+        matches: list[Match] = []
+        for e in sorted(int(i) for i in chosen):
+            found = [w for w in terms.words if e in held[w]]
+            reason = f"meaning {float(meaning[e]):.2f}"
+            if found:
+                reason = f"words: {', '.join(found)}; {reason}"
+            matches.extend(Match(c.id, reason) for c in cands[starts[e]:ends[e]])
+        return MatchReport(tuple(matches), NAME)
+
+    def _exchange_vectors(self, ids: Any, starts: Any) -> Any:
+        """The context's exchange vectors; the last context's are reused while it has not
+        changed (the same messages, split the same way)."""
+        import numpy as np
+
+        from ikigai_tui.core.matching import local_score, local_vectors
+
+        last = self._last
+        if last is not None and np.array_equal(last[0], ids) and np.array_equal(last[1], starts):
+            return last[2]
+        means, counts = local_vectors.gathered(self._cache, ids)
+        vectors = local_score.exchange_vectors(means, counts, starts)
+        self._last = (ids, starts, vectors)
+        return vectors
+
+    async def _word_hits(self, terms: Terms, cands: list[Candidate]) -> dict[str, list[int]]:
+        if not terms:
+            return {}
+        low = min(c.id for c in cands)
+        high = max(c.id for c in cands)
+        forms = [f for fs in terms.forms.values() for f in fs]
+        return await self.index.word_hits(list(dict.fromkeys(forms)), low, high)
+
+
+def _held(terms: Terms, hits: dict[str, list[int]], ids: Any, exchange_of: Any) -> dict[str, set[int]]:
+    """Each word's exchanges: the message ids holding one of its forms, mapped to the
+    exchange they belong to in this context (ids of other contexts are dropped)."""
+    import numpy as np
+
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    held: dict[str, set[int]] = {}
+    for word, forms in terms.forms.items():
+        found = np.fromiter((i for f in forms for i in hits.get(f, ())), dtype=np.int64)
+        at = np.minimum(np.searchsorted(sorted_ids, found), len(ids) - 1)
+        inside = sorted_ids[at] == found
+        held[word] = set(exchange_of[order[at[inside]]].tolist())
+    return held
+
+
+def _check(cancellation: asyncio.Event | None) -> None:
+    if cancellation is not None and cancellation.is_set():
+        raise RequestCancelled("local matcher: cancelled")

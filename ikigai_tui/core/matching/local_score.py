@@ -1,0 +1,108 @@
+"""Scoring whole exchanges against a criterion (numpy; imported only when a match runs).
+
+1. An exchange's vector is the mean of its messages' token vectors (each message weighs
+   its token count, capped at WEIGHT_CAP so one long tool output does not drown the
+   user's words), normalised.
+2. Its raw score: the cosine with the criterion's vector plus `words` x its word score.
+3. Absent topic: when the mean raw score of the `seeds` best exchanges is below `gate`
+   (and the best alone is below `single`), nothing matches. Plain nearest-neighbour
+   scoring always finds something; this gate is what says "nothing matches".
+4. Otherwise the criterion is expanded with the mean vector of those `seeds` best
+   exchanges that score `gate` or more themselves (pseudo-relevance feedback: the
+   conversation's own words for the topic), scores are recomputed and smoothed with the two neighbouring exchanges (a discussion
+   spans consecutive exchanges); the exchanges whose smoothed score is at least
+   `relative` x the best one's, and whose own score is at least `floor`, match.
+5. Words: an exchange that holds every word of a criterion of `every_word` words or more
+   ("database schema") matches whatever its meaning score.
+
+The constants in TUNED were chosen on the tuning half of benchmarks/eval/matching_set.json
+by benchmarks/matching_tune.py; benchmarks/matching.py reports the other half.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+WEIGHT_CAP = 256
+
+
+@dataclass(frozen=True)
+class Params:
+    gate: float
+    floor: float
+    relative: float
+    words: float
+    expand: float
+    smooth: float
+    seeds: int = 3
+    single: float = 1.0
+    every_word: int = 2  # this many words or more, all in one exchange: a match (0: never)
+
+
+# Chosen on the tuning half (benchmarks/matching_tune.py). words = 0: on that set, the
+# criterion's words add nothing to the meaning score beyond the every-word rule.
+TUNED = Params(gate=0.19, floor=0.0, relative=0.3, words=0.0, expand=0.5, smooth=1.0,
+               seeds=3, single=0.5, every_word=2)
+
+
+def exchange_vectors(means: Any, counts: Any, starts: Any) -> Any:
+    """Normalised exchange vectors from the messages' mean vectors (rows in context order,
+    float16 or float32) and token counts; `starts`: the first row of each exchange.
+
+    Summed by exchange size (one gather per distinct size: most exchanges have 2 to 6
+    messages): np.add.reduceat over 100,000 rows takes 0.6 s, this about 40 ms."""
+    n = len(means)
+    ends = np.append(starts[1:], n)
+    sizes = ends - starts
+    weights = np.minimum(counts, WEIGHT_CAP).astype(np.float32)
+    sums = np.zeros((len(starts), means.shape[1]), dtype=np.float32)
+    for size in np.unique(sizes):
+        all_of_size = np.flatnonzero(sizes == size)
+        step = max(1, 8192 // int(size))  # bounded temporaries: ~8k rows at a time
+        for at in range(0, all_of_size.size, step):
+            which = all_of_size[at:at + step]
+            rows = starts[which, None] + np.arange(size)
+            block = means[rows].astype(np.float32)
+            block *= weights[rows][..., None]
+            sums[which] = block.sum(axis=1)
+    return normalised(sums)
+
+
+def normalised(x: Any) -> Any:
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.maximum(norms, 1e-9)
+
+
+def _smoothed(s: Any, weight: float) -> Any:
+    if weight == 0 or len(s) < 2:
+        return s
+    before = np.concatenate((s[:1], s[:-1]))
+    after = np.concatenate((s[1:], s[-1:]))
+    return (s + weight * (before + after) / 2) / (1 + weight)
+
+
+def select(query: Any, exchanges: Any, words: Any, params: Params = TUNED,
+           n_words: int = 0) -> tuple[Any, Any]:
+    """(indices of the matching exchanges, each exchange's plain cosine with the query).
+    `words`: each exchange's word score; `n_words`: how many words the criterion has."""
+    meaning = exchanges @ query
+    raw = meaning + params.words * words
+    # An exchange holding every word of a criterion of several words ("database schema")
+    # matches whatever its meaning score; one word in passing is weaker evidence.
+    every = 0 < params.every_word <= n_words
+    by_words = np.flatnonzero(words >= 1 - 1e-6) if every else np.empty(0, np.int64)
+    if raw.size == 0:
+        return by_words, meaning
+    seeds = np.argsort(-raw, kind="stable")[: params.seeds]
+    if float(raw[seeds].mean()) < params.gate and float(raw[seeds[0]]) < params.single:
+        return by_words, meaning
+    # Only exchanges that are on the topic themselves expand it (the best one always).
+    seeds = seeds[(raw[seeds] >= params.gate) | (seeds == seeds[0])]
+    expanded = normalised(query + params.expand * exchanges[seeds].mean(axis=0))
+    own = exchanges @ expanded + params.words * words
+    final = _smoothed(own, params.smooth)
+    chosen = np.flatnonzero((final >= params.relative * float(final.max())) & (own >= params.floor))
+    return np.union1d(chosen, by_words), meaning

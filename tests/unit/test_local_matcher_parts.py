@@ -1,0 +1,98 @@
+"""The local matcher's parts without the model: criteria words, the exchange scoring
+rules, and what importing it loads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+
+from ikigai_tui.core.matching.local_score import TUNED, Params, exchange_vectors, select
+from ikigai_tui.core.matching.local_words import Terms, variants, word_scores
+
+
+def test_criteria_keep_their_topic_words():
+    assert Terms("the database schema discussion").words == ["database", "schema"]
+    assert Terms("Everything about COOKING").words == ["cooking"]
+    assert Terms("what we said about it").words == []
+    assert Terms("what we said about it").text == "what we said about it"
+
+
+def test_inflections_are_exact_terms():
+    assert {"party", "parties"} <= set(variants("parties"))
+    assert {"movie", "movies"} <= set(variants("movies"))
+    assert {"cook", "cooks", "cooked", "cooking"} <= set(variants("cooking"))
+    assert {"schema", "schemas"} <= set(variants("schema"))
+    assert "part" not in variants("parties") and "ai" in variants("ai")
+
+
+def test_word_scores_weigh_rare_words():
+    terms = Terms("database schema")
+    scores = word_scores(terms, {"database": {0, 1, 2}, "schema": {0}}, 4)
+    assert scores[0] == 1.0 and 0 < scores[1] == scores[2] < 0.5 and scores[3] == 0
+
+
+def test_word_hits_outside_the_context_are_dropped():
+    from ikigai_tui.core.matching.local import _held
+
+    terms = Terms("database schema")
+    hits = {"database": [1, 3, 5], "databases": [2], "schemas": [1, 99]}
+    ids = np.array([5, 1, 2, 3])  # context order need not be id order
+    held = _held(terms, hits, ids, np.array([0, 0, 1, 1]))
+    assert held == {"database": {0, 1}, "schema": {0}}
+
+
+def _unit(*rows):
+    x = np.array(rows, dtype=np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_nothing_passes_the_gate_for_an_absent_topic():
+    ex = _unit([1, 0, 0], [0, 1, 0], [0.9, 0.1, 0])
+    q = _unit([0, 0, 1])[0]
+    chosen, meaning = select(q, ex, np.zeros(3, np.float32), TUNED)
+    assert chosen.size == 0 and meaning.max() < TUNED.gate
+
+
+def test_a_present_topic_selects_its_exchanges_only():
+    ex = _unit([1, 0, 0], [0.95, 0.05, 0], [0, 1, 0], [0, 0, 1], [0.97, 0, 0.03])
+    q = _unit([1, 0, 0])[0]
+    params = Params(gate=0.5, floor=0.0, relative=0.6, words=0.0, expand=0.5, smooth=0.0)
+    chosen, _ = select(q, ex, np.zeros(5, np.float32), params)
+    assert chosen.tolist() == [0, 1, 4]
+
+
+def test_every_word_of_a_several_word_criterion_matches_alone():
+    ex = _unit([1, 0], [0, 1])
+    q = _unit([0, 1])[0]
+    words = np.array([1.0, 0.0], np.float32)
+    params = Params(gate=2.0, floor=0.0, relative=0.5, words=0.0, expand=0.0, smooth=0.0,
+                    single=2.0)
+    assert select(q, ex, words, params, n_words=2)[0].tolist() == [0]
+    assert select(q, ex, words, params, n_words=1)[0].tolist() == []
+
+
+def test_a_long_message_does_not_drown_its_exchange():
+    means = _unit([1, 0], [0, 1])
+    short_long = exchange_vectors(means, np.array([10, 100_000]), np.array([0]))
+    assert short_long[0, 0] > 0.03  # capped weight: the short message still counts
+    np.testing.assert_allclose(np.linalg.norm(short_long, axis=1), 1, rtol=1e-5)
+
+
+def test_importing_the_matcher_loads_neither_numpy_nor_the_model():
+    code = ("import sys, logging\n"
+            "import ikigai_tui.core.matching.local, ikigai_tui.embed\n"
+            "print([m for m in ('numpy', 'wordllama', 'tokenizers') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_loading_the_model_leaves_the_root_logger_alone():
+    code = ("import logging\n"
+            "from ikigai_tui.embed.wordllama import load_model\n"
+            "load_model()\n"
+            "root = logging.getLogger()\n"
+            "print(len(root.handlers), root.level)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", str(__import__("logging").WARNING)]
