@@ -49,6 +49,7 @@ import big_message  # noqa: E402
 import feed  # noqa: E402
 import forget  # noqa: E402
 import gen  # noqa: E402
+import matching  # noqa: E402
 import preview  # noqa: E402
 import window  # noqa: E402
 import tui  # noqa: E402
@@ -342,6 +343,8 @@ def main() -> int:
     for text in preview.figures(quick=args.quick):
         print(text, flush=True)
     for text in forget.figures(quick=args.quick):
+        print(text, flush=True)
+    for text in matching.figures(quick=args.quick):
         print(text, flush=True)
     for text in problems:
         print(f"CHECK FAILED: {text}")

@@ -1,0 +1,146 @@
+"""Benchmarks of the local matcher (issue 12). benchmarks/run.py prints these lines after
+its own figures.
+
+  local_matcher_f1              Macro F1 over the criteria of present topics, on the "test"
+                                half of benchmarks/eval/matching_set.json (conversations mixing
+                                5 topics of chatterbot-corpus dialogs; criteria with the
+                                topic's own word and paraphrases without it); the thresholds
+                                were tuned on the other half (benchmarks/matching_tune.py).
+                                Ground truth per exchange. Goal >= 0.7.
+  local_matcher_absent_empty    Share of absent-topic criteria of that half that match
+                                nothing. Goal >= 80%.
+  local_matcher_100k_query_ms   One /forget query over a context of 100,000 stored messages
+                                (50,000 exchanges; texts drawn from the same dialogs) whose
+                                vectors are already kept, by the session's matcher (which
+                                holds what it read): words (full-text index) and meaning.
+                                Median of QUERIES different criteria. Goal <= 200 ms. The
+                                details give the first computation of the 100,000 vectors,
+                                and the run checks that no query computed any.
+  local_matcher_100k_first_query_ms   The same query by a new matcher (as in a new process,
+                                the model already loaded): the kept vectors read back from
+                                SQLite first. Same goal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import matching_eval  # noqa: E402
+
+from ikigai_tui.core.events import AgentRecord, WriteBatch  # noqa: E402
+from ikigai_tui.core.matching import Candidate  # noqa: E402
+from ikigai_tui.core.matching.local import LocalMatcher  # noqa: E402
+from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.embed import WordLlamaEmbedder  # noqa: E402
+
+F1_GOAL = 0.7
+ABSENT_GOAL = 0.8
+QUERY_GOAL_MS = 200.0
+MESSAGES = 100_000
+QUERIES = 9
+CRITERIA = ["the database schema discussion", "everything about cooking", "football",
+            "what we said about money and banks", "astronomy and planets",
+            "the part about robots that think", "films and actors", "knitting", "politics"]
+perf = time.perf_counter
+
+
+def fmt(name: str, measured: str, goal: str, ok: bool, details: str) -> str:
+    return f"{name}: {measured} ({goal}) {'ok' if ok else 'miss'}   [{details}]"
+
+
+def quality() -> list[str]:
+    s = asyncio.run(matching_eval.evaluate("test"))
+    kinds = ", ".join(f"{k} {v:.2f}" for k, v in sorted(s["by_kind"].items()))
+    return [
+        fmt("local_matcher_f1", f"{s['f1']:.3f}", f">= {F1_GOAL}", s["f1"] >= F1_GOAL,
+            f"precision {s['precision']:.3f}, recall {s['recall']:.3f}; F1 by criterion kind: "
+            f"{kinds}; {s['criteria']} criteria of present topics, test half (tuned on the "
+            "other); chatterbot-corpus dialogs, per exchange"),
+        fmt("local_matcher_absent_empty", f"{s['absent'] * 100:.0f}%", f">= {ABSENT_GOAL * 100:.0f}%",
+            s["absent"] >= ABSENT_GOAL,
+            f"{round(s['absent'] * s['absent_criteria'])} of {s['absent_criteria']} absent-topic "
+            "criteria matched nothing"),
+    ]
+
+
+def texts() -> list[str]:
+    return [m["text"] for c in matching_eval.load_set() for m in c["messages"]]
+
+
+async def big_context(store: Store, count: int) -> list[Candidate]:
+    rng = random.Random(12)
+    pool = texts()
+    batch = WriteBatch()
+    batch.new_agents.append(AgentRecord("big", None, "big", "offline", "idle", 0.0, None))
+    await store.write(batch)
+    cands: list[Candidate] = []
+    for start in range(0, count, 10_000):
+        batch = WriteBatch()
+        for i in range(start, min(count, start + 10_000)):
+            text = " ".join(rng.choice(pool) for _ in range(rng.randint(1, 3)))
+            batch.add("big", "user" if i % 2 == 0 else "assistant", {"content": text})
+        cands.extend(Candidate(e.id, e.kind, e.payload["content"]) for e in await store.write(batch))
+    return cands
+
+
+async def query_100k(count: int, queries: int) -> tuple[dict, list[str]]:
+    problems: list[str] = []
+    embedder = WordLlamaEmbedder()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(Path(tmp) / "big.db")
+        try:
+            cands = await big_context(store, count)
+            session = LocalMatcher(store, embedder)
+            t0 = perf()
+            await session.match("warm up", "forget", cands)
+            compute = perf() - t0
+            if session.computed != count:
+                problems.append(f"first query computed {session.computed} vectors, not {count}")
+            warm, fresh, found = [], [], []
+            for criteria in (CRITERIA * queries)[:queries]:
+                new = LocalMatcher(store, embedder)  # a new process: nothing held yet
+                t0 = perf()
+                await new.match(criteria, "forget", cands)
+                fresh.append(perf() - t0)
+                t0 = perf()
+                report = await session.match(criteria, "forget", cands)
+                warm.append(perf() - t0)
+                found.append(len(report.matches))
+                if new.computed or session.computed != count:
+                    problems.append("a query with stored vectors computed some")
+        finally:
+            await store.close()
+    return {"warm": warm, "fresh": fresh, "compute": compute, "found": found}, problems
+
+
+def figures(quick: bool = False) -> Iterator[str]:
+    yield from quality()
+    r, problems = asyncio.run(query_100k(MESSAGES, 5 if quick else QUERIES))
+    warm, fresh = (statistics.median(r[k]) * 1e3 for k in ("warm", "fresh"))
+    yield fmt("local_matcher_100k_query_ms", f"{warm:.0f} ms", f"<= {QUERY_GOAL_MS:g} ms",
+              warm <= QUERY_GOAL_MS,
+              f"a query of a session whose matcher already holds the vectors; median of "
+              f"{len(r['warm'])} criteria, max {max(r['warm']) * 1e3:.0f} ms; 0 vectors computed; "
+              f"matches per query {r['found']}; first computation of the {MESSAGES:,} vectors "
+              f"(embedding + keeping them) {r['compute']:.1f} s")
+    yield fmt("local_matcher_100k_first_query_ms", f"{fresh:.0f} ms", f"<= {QUERY_GOAL_MS:g} ms",
+              fresh <= QUERY_GOAL_MS,
+              f"the first query of a new matcher (a new process): the {MESSAGES:,} kept vectors "
+              f"read back from SQLite (~51 MB), 0 computed; median of {len(r['fresh'])}, "
+              f"max {max(r['fresh']) * 1e3:.0f} ms")
+    for text in problems:
+        yield f"CHECK FAILED: {text}"
+
+
+if __name__ == "__main__":
+    for text in figures(quick="--quick" in sys.argv):
+        print(text, flush=True)

@@ -1,0 +1,169 @@
+"""The local matcher's evaluation set, run through the real matcher (benchmarks/matching.py
+reports it, benchmarks/matching_tune.py tunes on its other half).
+
+The set (benchmarks/eval/matching_set.json) is generated from chatterbot-corpus dialogs:
+see benchmarks/eval/make_matching_set.py for where they come from and how they are mixed.
+Each conversation becomes one agent of a temporary database (so words go through the
+log's full-text index and vectors through the message_vectors table, as in the program);
+each criterion is matched by LocalMatcher over that agent's messages.
+
+Ground truth is per exchange: an exchange belongs to a topic when its messages came from
+that topic's file. A criterion's precision and recall count exchanges (the matcher
+returns whole exchanges); its F1 is 0 when it returns nothing. Figures are macro averages
+over the criteria of present topics; absent-topic criteria count as right when they
+return nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ikigai_tui.core.events import AgentRecord, WriteBatch
+from ikigai_tui.core.matching import Candidate, exchanges
+from ikigai_tui.core.matching.local import LocalMatcher
+from ikigai_tui.core.matching.local_words import Terms, word_scores
+from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.embed import default_embedder
+
+SET = Path(__file__).resolve().parent / "eval" / "matching_set.json"
+
+
+@dataclass
+class Scored:
+    """Per-criterion results of one half."""
+
+    f1: list[float] = field(default_factory=list)
+    precision: list[float] = field(default_factory=list)
+    recall: list[float] = field(default_factory=list)
+    absent_empty: list[bool] = field(default_factory=list)
+    by_kind: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, kind: str, picked: set[int], truth: set[int] | None) -> None:
+        if truth is None:
+            self.absent_empty.append(not picked)
+            return
+        hit = len(picked & truth)
+        p = hit / len(picked) if picked else 0.0
+        r = hit / len(truth) if truth else 0.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        self.precision.append(p)
+        self.recall.append(r)
+        self.f1.append(f)
+        self.by_kind.setdefault(kind, []).append(f)
+
+    def summary(self) -> dict[str, Any]:
+        mean = statistics.fmean
+        return {"precision": mean(self.precision), "recall": mean(self.recall),
+                "f1": mean(self.f1), "absent": mean(self.absent_empty),
+                "criteria": len(self.f1), "absent_criteria": len(self.absent_empty),
+                "by_kind": {k: mean(v) for k, v in self.by_kind.items()}}
+
+
+@dataclass
+class Conversation:
+    half: str
+    candidates: list[Candidate]
+    topics: list[str | None]  # per candidate
+    criteria: list[dict]
+
+    def exchange_truth(self, topic: str) -> set[int]:
+        """The exchanges (indices) whose messages came from `topic`'s file."""
+        out = set()
+        position = 0
+        for e, group in enumerate(exchanges(self.candidates)):
+            if any(self.topics[position + k] == topic for k in range(len(group))):
+                out.add(e)
+            position += len(group)
+        return out
+
+
+def load_set() -> list[dict]:
+    return json.loads(SET.read_text(encoding="utf-8"))["conversations"]
+
+
+async def stored(store: Store, conversations: list[dict]) -> list[Conversation]:
+    """Each conversation written as one agent's messages; its candidates in order."""
+    out = []
+    for n, conv in enumerate(conversations):
+        agent = f"eval{n}"
+        batch = WriteBatch()
+        batch.new_agents.append(AgentRecord(agent, None, agent, "offline", "idle", 0.0, None))
+        for m in conv["messages"]:
+            batch.add(agent, m["role"], {"content": m["text"]})
+        events = await store.write(batch)
+        cands = [Candidate(e.id, e.kind, e.payload["content"]) for e in events]
+        out.append(Conversation(conv["half"], cands, [m["topic"] for m in conv["messages"]],
+                                conv["criteria"]))
+    return out
+
+
+def picked_exchanges(conv: Conversation, ids: set[int]) -> set[int]:
+    """The exchanges all of whose messages were returned (a partial one counts as not)."""
+    out = set()
+    for e, group in enumerate(exchanges(conv.candidates)):
+        members = {c.id for c in group}
+        if members <= ids:
+            out.add(e)
+        elif members & ids:
+            raise AssertionError(f"exchange {e} returned in part: not whole exchanges")
+    return out
+
+
+async def evaluate(half: str, params=None) -> dict[str, Any]:
+    """Run the matcher over every criterion of one half of the set."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(Path(tmp) / "eval.db")
+        try:
+            convs = [c for c in await stored(store, load_set()) if c.half == half]
+            matcher = LocalMatcher(store, default_embedder(), params=params)
+            scored = Scored()
+            for conv in convs:
+                for crit in conv.criteria:
+                    report = await matcher.match(crit["text"], "forget", conv.candidates)
+                    picked = picked_exchanges(conv, {m.id for m in report.matches})
+                    truth = None if crit["kind"] == "absent" else conv.exchange_truth(crit["topic"])
+                    scored.add(crit["kind"], picked, truth)
+            return scored.summary()
+        finally:
+            await store.close()
+
+
+async def inputs(half: str | None = None) -> list[tuple]:
+    """For tuning: per criterion (half, kind, query vector, exchange vectors, word scores,
+    truth, number of words), computed once through the matcher's own steps; local_score.select is then run
+    with each candidate Params."""
+    import numpy as np
+
+    from ikigai_tui.core.matching import local_score
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(Path(tmp) / "eval.db")
+        try:
+            convs = await stored(store, load_set())
+            matcher = LocalMatcher(store, default_embedder())
+            for conv in convs:
+                if half is not None and conv.half != half:
+                    continue
+                means, counts = await matcher.vectors(conv.candidates)
+                groups = exchanges(conv.candidates)
+                sizes = [len(g) for g in groups]
+                starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+                ex = local_score.exchange_vectors(means, counts, starts)
+                exchange_of = {c.id: e for e, g in enumerate(groups) for c in g}
+                for crit in conv.criteria:
+                    terms = Terms(crit["text"])
+                    q, _ = matcher.embedder.embed([terms.text])
+                    hits = await matcher._word_hits(terms, conv.candidates)
+                    words, _ = word_scores(terms, hits, exchange_of, len(groups))
+                    truth = None if crit["kind"] == "absent" else conv.exchange_truth(crit["topic"])
+                    out.append((conv.half, crit["kind"], local_score.normalised(q[0]), ex,
+                                np.asarray(words, dtype=np.float32), truth, len(terms.words)))
+        finally:
+            await store.close()
+    return out
