@@ -46,7 +46,9 @@ class LeaseKeeper:
     async def _drop(self, agent_id: str) -> None:
         try:
             await self.store.release_lease(agent_id, self.pid, self.host)
-        except Exception as exc:  # a full disk, a closed store: the lease goes stale
+        except StoreError as exc:  # a full disk: the write that hit it said so already
+            log.debug("releasing the lease on %s failed: %s", agent_id, exc)
+        except Exception as exc:  # a closed store: the lease goes stale
             log.warning("releasing the lease on %s failed: %s", agent_id, exc)
 
     def release_soon(self, agent_id: str) -> None:
