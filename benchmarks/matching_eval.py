@@ -26,7 +26,6 @@ from typing import Any
 from ikigai_tui.core.events import AgentRecord, WriteBatch
 from ikigai_tui.core.matching import Candidate, exchanges
 from ikigai_tui.core.matching.local import LocalMatcher
-from ikigai_tui.core.matching.local_words import Terms, word_scores
 from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.embed import default_embedder
 
@@ -134,13 +133,8 @@ async def evaluate(half: str, params=None) -> dict[str, Any]:
 
 
 async def inputs(half: str | None = None) -> list[tuple]:
-    """For tuning: per criterion (half, kind, query vector, exchange vectors, word scores,
-    truth, number of words), computed once through the matcher's own steps; local_score.select is then run
-    with each candidate Params."""
-    import numpy as np
-
-    from ikigai_tui.core.matching import local_score
-
+    """For tuning: per criterion (half, kind, Scoring, truth), prepared once by the matcher
+    itself; local_score.select is then run with each candidate Params."""
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "eval.db")
@@ -150,20 +144,10 @@ async def inputs(half: str | None = None) -> list[tuple]:
             for conv in convs:
                 if half is not None and conv.half != half:
                     continue
-                means, counts = await matcher.vectors(conv.candidates)
-                groups = exchanges(conv.candidates)
-                sizes = [len(g) for g in groups]
-                starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-                ex = local_score.exchange_vectors(means, counts, starts)
-                exchange_of = {c.id: e for e, g in enumerate(groups) for c in g}
                 for crit in conv.criteria:
-                    terms = Terms(crit["text"])
-                    q, _ = matcher.embedder.embed([terms.text])
-                    hits = await matcher._word_hits(terms, conv.candidates)
-                    words, _ = word_scores(terms, hits, exchange_of, len(groups))
+                    scoring = await matcher.prepare(crit["text"], conv.candidates)
                     truth = None if crit["kind"] == "absent" else conv.exchange_truth(crit["topic"])
-                    out.append((conv.half, crit["kind"], local_score.normalised(q[0]), ex,
-                                np.asarray(words, dtype=np.float32), truth, len(terms.words)))
+                    out.append((conv.half, crit["kind"], scoring, truth))
         finally:
             await store.close()
     return out

@@ -6,6 +6,14 @@ Grid search over local_score.Params on the "tune" half only. The objective is th
 F1 among the settings where absent topics return nothing at least ABSENT_GOAL of the time
 (the benchmark's goal); the chosen values are copied by hand into local_score.TUNED, and
 benchmarks/matching.py reports the "test" half, which this never looks at for choosing.
+One choice is not the grid's best: floor = 0.05, not 0.0 (tuning F1 0.694 instead of
+0.701, the held-out half 0.693 instead of 0.695), so that an exchange scoring about
+zero itself is never taken in only because its neighbour is on the topic (with 0.0,
+"soccer" took the cooking exchange before the football ones in a short context). Ties
+(equal tuning F1 and absent share) went to the setting that is safer in use:
+single = 0.5 (one strong exchange is enough), every_word = 2 (several words all in one
+exchange match). USER_WEIGHT (local_score) was chosen the same way, outside this grid:
+1, 2 and 3 tried, 3 best on the tuning half.
 """
 
 from __future__ import annotations
@@ -27,9 +35,9 @@ GRID = {
     "gate": [0.17, 0.18, 0.19, 0.2, 0.21],
     "single": [0.5, 1.0],
     "seeds": [3],
-    "floor": [0.0, 0.1, 0.15, 0.2, 0.25],
+    "floor": [0.0, 0.05, 0.1, 0.15],
     "relative": [0.2, 0.3, 0.4, 0.5],
-    "words": [0.0],
+    "words": [0.0, 0.1, 0.2],
     "expand": [0.5, 1.0, 1.5],
     "smooth": [0.5, 0.75, 1.0],
     "every_word": [0, 2],
@@ -38,8 +46,9 @@ GRID = {
 
 def score(rows, params: Params) -> tuple[float, float]:
     scored = matching_eval.Scored()
-    for _, kind, q, ex, words, truth, n_words in rows:
-        chosen, _ = local_score.select(q, ex, words, params, n_words)
+    for _, kind, scoring, truth in rows:
+        chosen, _ = local_score.select(scoring.query, scoring.exchanges, scoring.words, params,
+                                       len(scoring.terms.words))
         scored.add(kind, {int(i) for i in chosen}, truth)
     s = scored.summary()
     return s["f1"], s["absent"]

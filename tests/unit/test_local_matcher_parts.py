@@ -75,9 +75,12 @@ def test_every_word_of_a_several_word_criterion_matches_alone():
 
 def test_a_long_message_does_not_drown_its_exchange():
     means = _unit([1, 0], [0, 1])
-    short_long = exchange_vectors(means, np.array([10, 100_000]), np.array([0]))
+    short_long = exchange_vectors(means, np.array([10, 100_000]), np.array([0]),
+                                  np.array([False, False]))
     assert short_long[0, 0] > 0.03  # capped weight: the short message still counts
     np.testing.assert_allclose(np.linalg.norm(short_long, axis=1), 1, rtol=1e-5)
+    user_first = exchange_vectors(means, np.array([10, 10]), np.array([0]), np.array([True, False]))
+    assert user_first[0, 0] > 2 * user_first[0, 1]  # the request weighs more than the reply
 
 
 def test_importing_the_matcher_loads_neither_numpy_nor_the_model():

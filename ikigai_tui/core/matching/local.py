@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.gateway import RequestCancelled
 from ikigai_tui.core.matching import Candidate, Match, MatchReport, ProgressFn
@@ -36,6 +36,18 @@ if TYPE_CHECKING:
 NAME = "local (words + meaning)"
 BATCH = 512  # messages embedded per worker-thread call (about 0.1 s each)
 _BY_SESSION: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class Scoring(NamedTuple):
+    """A criterion and a context, ready to score (core/matching/local_score.select)."""
+
+    terms: Terms
+    query: Any  # the criterion's vector, normalised
+    exchanges: Any  # the exchanges' vectors, normalised, in context order
+    words: Any  # each exchange's word score
+    held: dict[str, set[int]]  # each word's exchanges
+    starts: Any  # each exchange's first candidate
+    ends: Any  # ... and the one after its last
 
 
 class LocalMatcher:
@@ -68,13 +80,36 @@ class LocalMatcher:
     async def match(self, criteria: str, mode: str, candidates: Sequence[Candidate], *,
                     progress: ProgressFn | None = None,
                     cancellation: asyncio.Event | None = None) -> MatchReport:
-        terms = Terms(criteria)
         cands = list(candidates)
-        if not cands or not terms.text:
+        scoring = await self.prepare(criteria, cands, progress, cancellation)
+        if scoring is None:
             return MatchReport((), NAME)
+        from ikigai_tui.core.matching import local_score
+
+        chosen, meaning = local_score.select(
+            scoring.query, scoring.exchanges, scoring.words, self.params or local_score.TUNED,
+            n_words=len(scoring.terms.words))
+        matches: list[Match] = []
+        for e in sorted(int(i) for i in chosen):
+            found = [w for w in scoring.terms.words if e in scoring.held[w]]
+            reason = f"meaning {float(meaning[e]):.2f}"
+            if found:
+                reason = f"words: {', '.join(found)}; {reason}"
+            first, end = int(scoring.starts[e]), int(scoring.ends[e])
+            matches.extend(Match(c.id, reason) for c in cands[first:end])
+        return MatchReport(tuple(matches), NAME)
+
+    async def prepare(self, criteria: str, cands: list[Candidate],
+                      progress: ProgressFn | None = None,
+                      cancellation: asyncio.Event | None = None) -> Scoring | None:
+        """What the scoring needs (benchmarks/matching_tune.py tries other Params on it);
+        None when there is nothing to match."""
+        terms = Terms(criteria)
+        if not cands or not terms.text:
+            return None
         import numpy as np
 
-        from ikigai_tui.core.matching import local_vectors
+        from ikigai_tui.core.matching import local_score, local_vectors
 
         ids = np.fromiter((c.id for c in cands), dtype=np.int64, count=len(cands))
         if self._cache is None:
@@ -94,38 +129,20 @@ class LocalMatcher:
             raise ProviderError(f"local matcher: {exc}") from exc
         query, _ = await asyncio.to_thread(self.embedder.embed, [terms.text])
         _check(cancellation)
-        return self._report(terms, cands, ids, query[0], hits)
+        users = np.fromiter((c.kind == "user" for c in cands), dtype=bool, count=len(cands))
+        starts = np.flatnonzero(users)
+        if not starts.size or starts[0] != 0:
+            starts = np.concatenate(([0], starts))
+        ends = np.append(starts[1:], len(cands))
+        held = _held(terms, hits, ids, np.repeat(np.arange(len(starts)), ends - starts))
+        words = np.asarray(word_scores(terms, held, len(starts)), dtype=np.float32)
+        return Scoring(terms, local_score.normalised(query[0]),
+                       self._exchange_vectors(ids, starts, users), words, held, starts, ends)
 
     def _counted(self, n: int) -> None:
         self.computed += n
 
-    def _report(self, terms: Terms, cands: list[Candidate], ids: Any, query: Any,
-                hits: dict[str, list[int]]) -> MatchReport:
-        import numpy as np
-
-        from ikigai_tui.core.matching import local_score, local_vectors
-
-        starts = np.flatnonzero(np.fromiter((c.kind == "user" for c in cands), dtype=bool,
-                                            count=len(cands)))
-        if not starts.size or starts[0] != 0:
-            starts = np.concatenate(([0], starts))
-        ends = np.append(starts[1:], len(cands))
-        exchange_of = np.repeat(np.arange(len(starts)), ends - starts)
-        held = _held(terms, hits, ids, exchange_of)
-        words = np.asarray(word_scores(terms, held, len(starts)), dtype=np.float32)
-        chosen, meaning = local_score.select(
-            local_score.normalised(query), self._exchange_vectors(ids, starts), words,
-            self.params or local_score.TUNED, n_words=len(terms.words))
-        matches: list[Match] = []
-        for e in sorted(int(i) for i in chosen):
-            found = [w for w in terms.words if e in held[w]]
-            reason = f"meaning {float(meaning[e]):.2f}"
-            if found:
-                reason = f"words: {', '.join(found)}; {reason}"
-            matches.extend(Match(c.id, reason) for c in cands[starts[e]:ends[e]])
-        return MatchReport(tuple(matches), NAME)
-
-    def _exchange_vectors(self, ids: Any, starts: Any) -> Any:
+    def _exchange_vectors(self, ids: Any, starts: Any, users: Any) -> Any:
         """The context's exchange vectors; the last context's are reused while it has not
         changed (the same messages, split the same way)."""
         import numpy as np
@@ -136,7 +153,7 @@ class LocalMatcher:
         if last is not None and np.array_equal(last[0], ids) and np.array_equal(last[1], starts):
             return last[2]
         means, counts = local_vectors.gathered(self._cache, ids)
-        vectors = local_score.exchange_vectors(means, counts, starts)
+        vectors = local_score.exchange_vectors(means, counts, starts, users)
         self._last = (ids, starts, vectors)
         return vectors
 
