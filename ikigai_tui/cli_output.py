@@ -54,6 +54,8 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
             item["replaced"] = payload.get("replaced", [])
         if payload.get("interrupted"):
             item["interrupted"] = True
+        if payload.get("failed"):  # its turn failed or was cancelled (/retry)
+            item["failed"] = payload["failed"]
         messages.append(item)
     return {
         "agent": agent.id,
@@ -106,6 +108,7 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
     r = await session.replayer(agent.id)
     events = await session.store.events(agent.id)
     in_context = set(r.ctx)
+    failed = {k for k, e in r.ctx.items() if e[1] == "user" and e[2].get("failed")}
     label = session.tree.label(agent.id)
     if fmt == "json":
         data = {
@@ -122,6 +125,8 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
             note = "" if e.id in in_context else " (not in context)"
             if e.payload.get("interrupted"):
                 note += " (interrupted)"
+            if e.id in failed:
+                note += " (its turn failed)"
             lines += ["", f"## {e.kind} #{e.id}{note}", "", message_text(e.kind, e.payload)]
         elif e.kind == "error":
             lines += ["", f"> Error: {e.payload.get('message', '')}"]
@@ -170,6 +175,8 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                          f"({data['percent']:.0f}%, budget {data['budget'] or 'off'})")
                 for m in data["messages"]:
                     rule = "" if m["in_window"] else " (outside the window)"
+                    if m.get("failed"):
+                        rule += " (its turn failed)"
                     out.line(f"#{m['id']} {m['role']}{rule}: {m['content']}")
             return 0
         if args.command == "log":

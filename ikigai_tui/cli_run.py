@@ -203,6 +203,17 @@ async def run(args: argparse.Namespace, config: Config, *, interactive: bool = F
         await close_session(session)
 
 
+async def _ended(task: asyncio.Task, main: asyncio.Task | None) -> bool:
+    """Wait for a turn of the focused agent; True if it completed. Ctrl-C stops the turn
+    (False); a cancel of `run` itself goes on up."""
+    try:
+        return bool(await task)
+    except asyncio.CancelledError:
+        if main is not None and main.cancelling():
+            raise
+        return False
+
+
 # Signals that end `run`: a reply in progress is kept, flagged interrupted, as on Ctrl-C.
 STOP_SIGNALS = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 
@@ -247,19 +258,18 @@ async def _run_inputs(session: Session, printer: Printer, script: str | None, pr
                 continue
             try:
                 if line.startswith("/") and not line.startswith("//"):
+                    before = session.tree[agent_id].task
                     result = await session.command(agent_id, line, review=printer.review)
                     for out in result.lines:
                         printer.out.line(out)
                     if result.exit:
                         break
+                    task = session.tree[agent_id].task  # /retry starts the agent's turn
+                    if task is not None and task is not before and not await _ended(task, main):
+                        failed = True
                 else:
                     task = await session.say(agent_id, line[1:] if line.startswith("//") else line)
-                    try:
-                        if not await task:
-                            failed = True
-                    except asyncio.CancelledError:
-                        if main is not None and main.cancelling():
-                            raise
+                    if not await _ended(task, main):
                         failed = True
             except (CommandError, ProviderError, StoreError) as exc:
                 printer.err.line(f"Error: {exc}")

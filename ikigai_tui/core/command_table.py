@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ikigai_tui.core import commands_agents as agents
 from ikigai_tui.core import commands_context as context
+from ikigai_tui.core import commands_retry
 from ikigai_tui.core import commands_settings as settings
 from ikigai_tui.core.commands import CommandSpec, Registry
 
@@ -50,6 +51,8 @@ REGISTRY = Registry([
     CommandSpec("unpin", "/unpin N", "Remove pin number N.", settings.unpin),
     CommandSpec("pins", "/pins", "List the pins.", settings.pins),
     CommandSpec("help", "/help [COMMAND]", "List the commands, or explain one.", settings.help_),
+    CommandSpec("retry", "/retry", "Send the unanswered last message again (after a failed turn).",
+                commands_retry.retry),
     CommandSpec("exit", "/exit", "Leave ikigai.", settings.exit_),
 ])
 

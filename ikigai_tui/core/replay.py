@@ -257,6 +257,15 @@ class Replayer:
     def _on_kill(self, row: EventRow) -> None:
         self.dead = True
 
+    def _on_unanswered(self, row: EventRow) -> None:
+        """A turn that failed or was cancelled with its user message unanswered: the entry
+        is flagged `failed` (the request joins it to the next user message)."""
+        key = row[2].get("unanswered")
+        entry = self.ctx.get(key) if isinstance(key, int) else None
+        if entry is not None and entry[1] == "user":
+            reason = row[2].get("message") or row[2].get("reason") or "failed"
+            self.ctx[key] = (entry[0], "user", {**entry[2], "failed": reason})
+
     def _on_fork(self, row: EventRow) -> None:
         payload = row[2]
         if "parent" in payload:  # the child's side: settings chosen at fork
@@ -365,6 +374,8 @@ _HANDLERS = {
     "mail_read": Replayer._on_mail_read,
     "kill": Replayer._on_kill,
     "fork": Replayer._on_fork,
+    "error": Replayer._on_unanswered,
+    "interrupted": Replayer._on_unanswered,
 }
 
 

@@ -61,7 +61,18 @@ def build_messages(replayer: Replayer, window: Sequence[int] | None = None) -> l
         sent = {k for k, _ in entries}
         ctx = {k: ctx[k] for k in sent}  # a partner outside the window counts as missing
     out: list[dict[str, Any]] = []
+    # A user message whose turn failed (flagged by the replay) takes the next user
+    # message in: a request never holds two user messages in a row because of a failure.
+    join: dict[str, Any] | None = None
     for key, (_, kind, payload) in entries:
+        if kind == "user":
+            message = entry_message(kind, payload)
+            if join is not None and out and out[-1] is join:
+                join["content"] += "\n\n" + message["content"]
+            else:
+                out.append(message)
+            join = out[-1] if payload.get("failed") else None
+            continue
         if kind == "assistant" and not payload.get("content"):
             continue
         if kind == "tool_call":
@@ -77,7 +88,7 @@ def build_messages(replayer: Replayer, window: Sequence[int] | None = None) -> l
             if payload.get("call_event") not in ctx:
                 continue
             out.append(entry_message(kind, payload))
-        elif kind in ("user", "assistant", "summary"):
+        elif kind in ("assistant", "summary"):
             out.append(entry_message(kind, payload))
     if out and out[0]["role"] != "user":
         out.insert(0, {"role": "user", "content": OMITTED})

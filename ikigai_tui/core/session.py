@@ -321,6 +321,14 @@ class Session:
             agent.status = "idle"
         self.notify(AgentChanged(agent.id))
 
+    def unanswered(self, agent_id: str) -> int | None:
+        """The user message an idle agent's context ends with, still unanswered (its turn
+        failed or was cancelled: /retry sends it again), or None."""
+        from ikigai_tui.core.turns import unanswered
+
+        agent = self.tree[agent_id]
+        return None if agent.in_turn else unanswered(agent)
+
     def running(self) -> list[asyncio.Task]:
         return [a.task for a in self.tree if a.task is not None and not a.task.done()]
 

@@ -23,8 +23,23 @@ MAX_TOOL_ROUNDS = 25
 log = logging.getLogger(__name__)
 
 
+RETRY_HINT = "/retry sends your message again"
+
+
+def unanswered(agent: AgentRuntime) -> int | None:
+    """The id of the user message the context ends with (no reply to it yet), or None."""
+    r = agent.replayer
+    if r is None or not r.ctx:
+        return None
+    key = next(reversed(r.ctx))
+    return key if r.ctx[key][1] == "user" else None
+
+
 async def run_turn(session: Session, agent: AgentRuntime) -> bool:
-    """Returns True when the turn completed, False when it ended in an error."""
+    """Returns True when the turn completed, False when it ended in an error. A turn that
+    ends with its user message unanswered says so in the log (`unanswered` in its error
+    or interrupted event): the replay flags the message, no later request holds it and
+    the next user message as two in a row, and /retry sends it again."""
     error: str | None = None
     try:
         for _ in range(MAX_TOOL_ROUNDS):
@@ -51,8 +66,12 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
             log.exception("turn of %s failed", agent.id)
         error = str(exc) if expected else f"internal error: {exc!r}"
         # Kept in the history (never sent to the LLM) so a restart shows why the turn ended.
+        payload: dict = {"message": error}
+        if (waiting := unanswered(agent)) is not None:
+            error = payload["message"] = f"{error}; {RETRY_HINT}"
+            payload["unanswered"] = waiting
         batch = WriteBatch()
-        batch.add(agent.id, "error", {"message": error})
+        batch.add(agent.id, "error", payload)
         try:
             await asyncio.shield(session.commit(batch))
         except StoreError as unsaved:
@@ -62,6 +81,16 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
                 session.notify(ErrorNotice(agent.id, str(unsaved)))
         else:
             session.notify(ErrorNotice(agent.id, error, logged=True))
+    except asyncio.CancelledError:
+        # Esc, /kill, leaving: a message that got no reply at all is flagged as well.
+        if (waiting := unanswered(agent)) is not None:
+            batch = WriteBatch()
+            batch.add(agent.id, "interrupted", {"reason": "cancelled", "unanswered": waiting})
+            try:
+                await asyncio.shield(session.commit(batch))
+            except StoreError:
+                pass  # a full disk: the cancel still ends the turn
+        raise
     finally:
         await session.finish_turn(agent)
         session.notify(TurnFinished(agent.id, error is None, error))
