@@ -142,7 +142,7 @@ async def test_when_the_error_event_cannot_be_saved_the_turn_still_ends_and_says
         db_path, _Reply("", fail="the provider hung up"), fail_all_later=True)
     assert ok is False
     errors = [(n.message, n.logged) for n in notices if isinstance(n, ErrorNotice)]
-    assert errors[0] == ("the provider hung up", False)
+    assert errors[0] == ("the provider hung up; /retry sends your message again", False)
     assert "disk is full" in errors[1][0] and errors[1][1] is False
     assert [e.kind for e in events] == ["user"]
     assert any(isinstance(n, TurnFinished) and not n.ok for n in notices)
