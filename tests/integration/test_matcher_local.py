@@ -146,3 +146,17 @@ async def test_nothing_to_match(convo):
     assert (await matcher.match("food", "forget", [])).matches == ()
     assert (await matcher.match("   ", "forget", cands)).matches == ()
     assert embedder.calls == []
+
+
+def test_a_huge_message_is_embedded_from_its_start(model):
+    import time
+
+    from ikigai_tui.embed.wordllama import MAX_CHARS
+
+    text = "the database schema migration " * 400_000  # 12 MB
+    start = time.perf_counter()
+    means, counts = model.embed([text, "database schema"])
+    assert time.perf_counter() - start < 5
+    assert 0 < counts[0] <= MAX_CHARS  # only the first MAX_CHARS characters were read
+    cosine = float(means[0] @ means[1]) / float((means[0] @ means[0]) ** 0.5 * (means[1] @ means[1]) ** 0.5)
+    assert cosine > 0.5
