@@ -1,8 +1,10 @@
 """The local matcher's evaluation set, run through the real matcher (benchmarks/matching.py
 reports it, benchmarks/matching_tune.py tunes on its other half).
 
-The set (benchmarks/eval/matching_set.json) is generated from chatterbot-corpus dialogs:
-see benchmarks/eval/make_matching_set.py for where they come from and how they are mixed.
+The sets (benchmarks/eval/matching_set.json, topics of 4-12 exchanges, and
+matching_set_digressions.json, topics of 2-12) are generated from chatterbot-corpus
+dialogs: see benchmarks/eval/make_matching_set.py for where they come from and how they
+are mixed.
 Each conversation becomes one agent of a temporary database (so words go through the
 log's full-text index and vectors through the message_vectors table, as in the program);
 each criterion is matched by LocalMatcher over that agent's messages.
@@ -29,7 +31,10 @@ from ikigai_tui.core.matching.local import LocalMatcher
 from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.embed import default_embedder
 
-SET = Path(__file__).resolve().parent / "eval" / "matching_set.json"
+EVAL = Path(__file__).resolve().parent / "eval"
+SET = EVAL / "matching_set.json"  # topics of 4-12 exchanges: the figure with the goal
+DIGRESSIONS = EVAL / "matching_set_digressions.json"  # topics of 2-12 exchanges
+SETS = (SET, DIGRESSIONS)
 
 
 @dataclass
@@ -81,8 +86,8 @@ class Conversation:
         return out
 
 
-def load_set() -> list[dict]:
-    return json.loads(SET.read_text(encoding="utf-8"))["conversations"]
+def load_set(path: Path = SET) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["conversations"]
 
 
 async def stored(store: Store, conversations: list[dict]) -> list[Conversation]:
@@ -113,12 +118,12 @@ def picked_exchanges(conv: Conversation, ids: set[int]) -> set[int]:
     return out
 
 
-async def evaluate(half: str, params=None) -> dict[str, Any]:
-    """Run the matcher over every criterion of one half of the set."""
+async def evaluate(half: str, params=None, path: Path = SET) -> dict[str, Any]:
+    """Run the matcher over every criterion of one half of a set."""
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "eval.db")
         try:
-            convs = [c for c in await stored(store, load_set()) if c.half == half]
+            convs = [c for c in await stored(store, load_set(path)) if c.half == half]
             matcher = LocalMatcher(store, default_embedder(), params=params)
             scored = Scored()
             for conv in convs:
@@ -132,14 +137,14 @@ async def evaluate(half: str, params=None) -> dict[str, Any]:
             await store.close()
 
 
-async def inputs(half: str | None = None) -> list[tuple]:
+async def inputs(half: str | None = None, path: Path = SET) -> list[tuple]:
     """For tuning: per criterion (half, kind, Scoring, truth), prepared once by the matcher
     itself; local_score.select is then run with each candidate Params."""
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "eval.db")
         try:
-            convs = await stored(store, load_set())
+            convs = await stored(store, load_set(path))
             matcher = LocalMatcher(store, default_embedder())
             for conv in convs:
                 if half is not None and conv.half != half:
