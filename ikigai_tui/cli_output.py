@@ -77,14 +77,17 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "breakdown": {"system": window.system, "tools": window.tools, "pins": window.pins,
                       "summaries": window.summaries, "window": window.window,
                       "outside": window.outside},
+        "usage": (await session.usage(agent.id)).as_dict(),
     }
 
 
-def agents_data(session: Session) -> list[dict[str, Any]]:
+async def agents_data(session: Session) -> list[dict[str, Any]]:
     tree = session.tree
+    usage = await session.usage_report()
     return [
         {"id": a.id, "short_id": tree.short_id(a.id), "name": a.name, "parent": a.parent_id,
-         "status": a.status, "model": a.model, "unread": a.unread, "depth": depth}
+         "status": a.status, "model": a.model, "unread": a.unread, "depth": depth,
+         "usage": usage[a.id].as_dict()}
         for a, depth in tree.walk()
     ]
 
@@ -154,14 +157,17 @@ async def report(args: argparse.Namespace, config: Config) -> int:
     session = await open_session(config, create=False, readonly=True)
     try:
         if args.command == "agents":
-            data = agents_data(session)
+            data = await agents_data(session)
             if args.json:
                 out.line(dumps(data, indent=2))
             else:
                 tree = session.tree
-                for a, depth in tree.walk():
+                for (a, depth), item in zip(tree.walk(), data):
                     mail = f", {a.unread} unread" if a.unread else ""
-                    out.line(f"{'  ' * depth}{tree.label(a.id)}  {a.status}  {a.model}{mail}")
+                    used = item["usage"]
+                    cost = "cost unknown" if used["cost_usd"] is None else used["cost"]
+                    spent = f"  {used['input_tokens']:,} in / {used['output_tokens']:,} out, {cost}"
+                    out.line(f"{'  ' * depth}{tree.label(a.id)}  {a.status}  {a.model}{mail}{spent}")
             return 0
         agent = resolve_agent(session, args.agent)
         if args.command == "context":
@@ -173,6 +179,7 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                 out.line(f"Agent {session.tree.label(agent.id)}, model {data['model']}, "
                          f"{about}{data['tokens']} tokens of {data['limit']} "
                          f"({data['percent']:.0f}%, budget {data['budget'] or 'off'})")
+                out.line((await session.usage(agent.id)).line())
                 for m in data["messages"]:
                     rule = "" if m["in_window"] else " (outside the window)"
                     if m.get("failed"):

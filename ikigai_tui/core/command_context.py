@@ -20,6 +20,7 @@ from ikigai_tui.core.replay import Mark, Replayer
 if TYPE_CHECKING:
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.notices import Notice
+    from ikigai_tui.core.usage import UsageTotals
     from ikigai_tui.core.window import ContextMeter, Window
 
 
@@ -54,6 +55,7 @@ class CommandServices:
     notify: Callable[[Notice], None]
     # (agent, local, model or None) -> the matcher for /forget and /remember CRITERIA
     matcher: Callable[[AgentRuntime, bool, str | None], Matcher]
+    usage: Callable[[str], Awaitable[UsageTotals]] | None = None  # an agent's usage so far
 
 
 @dataclass

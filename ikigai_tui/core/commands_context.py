@@ -136,4 +136,6 @@ async def context(c: CommandContext) -> CommandResult:
         f"turn{'s' if w.pruned_turns != 1 else ''}; not sent)",
         f"Budget: {budget}; window starts at {start}",
     ]
+    if c.services.usage is not None:  # tokens and cost of this agent's requests to date
+        lines.append((await c.services.usage(c.agent.id)).line())
     return CommandResult(lines, data=w)

@@ -119,6 +119,10 @@ class MatchIndex(Protocol):
 class SmallState(Protocol):
     async def token_factors(self) -> dict[str, tuple[float, int]]: ...
 
+    async def usage_sums(self, tier: int) -> list[tuple[str, str, bool, int, int]]:
+        """(agent, model, over `tier` input tokens, input, output) of the usage events,
+        summed per group."""
+
     async def acquire_lease(self, agent_id: str, pid: int, host: str) -> Holder | None:
         """Take (or renew) the agent's lease for this process. Returns None when taken,
         else the live holder that keeps it (nothing is written then). A lease whose

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from ikigai_tui.core.gateway import DEFAULT_CONCURRENCY, RetryPolicy
 from ikigai_tui.core.provider import Limits, Provider, ProviderError
 from ikigai_tui.llm.errors import missing_key, no_key_message
-from ikigai_tui.llm.models import model_limits
+from ikigai_tui.core.usage import Prices
+from ikigai_tui.llm.models import model_limits, model_prices
 from ikigai_tui.llm.offline import OfflineProvider
 
 OFFLINE = "offline"
@@ -77,6 +78,10 @@ class Providers:
         found = model_limits(model)
         given = self.model_input_limits.get(model)
         return found if given is None else Limits(given, found.reserve, True)
+
+    def prices(self, model: str) -> Prices | None:
+        """Dollars per token from litellm's model map; None: the cost is unknown."""
+        return model_prices(model)
 
     def get(self, model: str) -> Provider:
         self.check(model)

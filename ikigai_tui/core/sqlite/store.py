@@ -328,6 +328,18 @@ class Store(Leases, MatchIndexRows, LogFile):
         rows = await self._fetch("SELECT model, factor, samples FROM token_factors")
         return {model: (float(factor), int(samples)) for model, factor, samples in rows}
 
+    async def usage_sums(self, tier: int) -> list[tuple[str, str, bool, int, int]]:
+        """Every agent's reported usage in one pass over the log: (agent, model, over
+        `tier` input tokens, input, output) summed per such group (reports of a long log
+        then read no agent's history)."""
+        rows = await self._fetch(
+            "SELECT agent_id, json_extract(payload, '$.model') AS model, "
+            "json_extract(payload, '$.input_tokens') > ? AS above, "
+            "SUM(json_extract(payload, '$.input_tokens')), "
+            "SUM(json_extract(payload, '$.output_tokens')) "
+            "FROM events WHERE kind = 'usage' GROUP BY agent_id, model, above", (tier,))
+        return [(a, m or "", bool(above), int(i or 0), int(o or 0)) for a, m, above, i, o in rows]
+
     async def count_events(self) -> int:
         rows = await self._fetch("SELECT COUNT(*) FROM events")
         return int(list(rows)[0][0])
