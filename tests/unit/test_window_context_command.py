@@ -1,4 +1,4 @@
-"""The sliding window as the user sees it (SPEC §7): the seven lines of `/context` parsed
+"""The sliding window as the user sees it (SPEC §7): the eight lines of `/context` parsed
 and checked against the Session's meter (tokens, limit, state, breakdown, budget, window
 start; estimated and exact counts), with the window off, with nothing pruned, and the
 `context --json` data.
@@ -30,11 +30,12 @@ _BREAKDOWN = [
     r"pruned turns?; not sent\)",
     r"Budget: (?P<budget>[\d,]+|off \(sliding window disabled\)); window starts at "
     r"(?P<start>message \d+|empty)",
+    r"Usage so far: (?P<used_in>[\d,]+) tokens in, (?P<used_out>[\d,]+) out; cost (?P<cost>\S.*)",
 ]
 
 
 def parse_context(lines: list[str]) -> dict:
-    assert len(lines) == 7, lines
+    assert len(lines) == 8, lines
     head = re.fullmatch(r"Context: (?P<tokens>[\d.,]+K?)/(?P<limit>[\d.,]+K?) tokens "
                         r"\((?P<percent>\d+)%\), (?P<state>normal|warning|critical|full); "
                         r"counts (?P<kind>estimated|exact) for (?P<model>\S+)", lines[0])
@@ -78,6 +79,10 @@ async def test_context_command_reports_the_window(sessions):
     assert _num(shown["noutside"]) == len(outside)
     users_outside = [k for k in outside if r.ctx[k][1] == "user"]
     assert _num(shown["pruned"]) == w.pruned_turns == len(users_outside) > 0
+    usage = await session.usage(root)
+    assert (_num(shown["used_in"]), _num(shown["used_out"])) == (
+        usage.input_tokens, usage.output_tokens)
+    assert usage.input_tokens > w.tokens and shown["cost"] == "$0"  # nine turns, offline
     assert shown["budget"] == "1,500" and w.budget == 1_500
     assert shown["start"] == f"message {window[0]}" and r.ctx[window[0]][1] == "user"
     # The figures are the counter's own, scaled by the learned factor.
