@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -21,14 +22,16 @@ from textual.widgets import Static
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.notices import Notice
+from ikigai_tui.core.notices import Notice, TurnFinished
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.runtime import close_session, open_session
+from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.messages import AgentsChanged, changes_agents, pane_message
+from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.submit import submit
@@ -43,7 +46,7 @@ SessionFactory = Callable[[Config], Awaitable[Session]]
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
-class IkigaiApp(App[None]):
+class IkigaiApp(MainScreenActions, QueueActions, App[None]):
     CSS_PATH = [STYLES / "app.tcss", STYLES / "widgets.tcss"]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
@@ -51,15 +54,19 @@ class IkigaiApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("escape", "stop_reply", "Stop reply"),
         Binding("f1", "help", "Help"),
-        Binding("ctrl+t", "focus_tree", "Agents"),
-        Binding("alt+up", "agent('parent')", "Parent", show=False),
-        Binding("alt+down", "agent('child')", "Child", show=False),
-        Binding("alt+left", "agent('prev')", "Prev sibling", show=False),
-        Binding("alt+right", "agent('next')", "Next sibling", show=False),
-        Binding("f2", "split", "Split"),
-        Binding("f3", "close_pane", "Close pane"),
-        Binding("ctrl+w", "next_pane", "Next pane", show=False),
-        Binding("ctrl+o", "toggle_tools", "Tools"),
+        # The agent and pane keys work from the input too (priority: Ctrl+W is not the
+        # input's delete-a-word); a dialog turns them off (MainScreenActions.check_action).
+        Binding("ctrl+t", "focus_tree", "Agents", priority=True),
+        Binding("alt+up", "agent('parent')", "Parent", show=False, priority=True),
+        Binding("alt+down", "agent('child')", "Child", show=False, priority=True),
+        Binding("alt+left", "agent('prev')", "Prev sibling", show=False, priority=True),
+        Binding("alt+right", "agent('next')", "Next sibling", show=False, priority=True),
+        Binding("f2", "split", "Split", priority=True),
+        Binding("f3", "close_pane", "Close pane", priority=True),
+        Binding("ctrl+w", "next_pane", "Next pane", show=False, priority=True),
+        Binding("ctrl+o", "toggle_tools", "Tools", priority=True),
+        Binding("f4", "toggle_tree", "Hide/show the agent tree", show=False, priority=True),
+        Binding("f5", "copy_reply", "Copy the reply in view", show=False, priority=True),
         Binding("pageup", "scroll('page_up')", "Page up", show=False, priority=True),
         Binding("pagedown", "scroll('page_down')", "Page down", show=False, priority=True),
         Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True),
@@ -83,6 +90,7 @@ class IkigaiApp(App[None]):
         self._refreshing = False
         self._refresh_again = False
         self.panes = Panes()
+        self.outbox = Outbox()
         self._percents: dict[str, float] = {}
         self.startup_error: str | None = None
         self._signal_loop: asyncio.AbstractEventLoop | None = None  # (Textual has a _loop)
@@ -129,13 +137,16 @@ class IkigaiApp(App[None]):
         self.status_line = Static("", id="status")
         self.agent_tree = AgentTreeView(id="tree")
         self.gauge = ContextGauge(id="gauge")
-        self.prompt_input = PromptInput(completer=self._complete, id="prompt")
+        self.prompt_input = PromptInput(completer=self._complete, recall=self.take_back,
+                                        id="prompt")
+        self.queued_line = QueuedLine(id="queued")
         yield self.status_line
         with Horizontal(id="body"):
             yield self.agent_tree
             with Vertical(id="main"):
                 yield self.panes
                 yield self.gauge
+                yield self.queued_line
                 yield self.prompt_input
         yield KeyBar()
 
@@ -204,6 +215,8 @@ class IkigaiApp(App[None]):
             self.panes.post_message(message)
         if changes_agents(notice):
             self.post_message(AgentsChanged())
+        if isinstance(notice, TurnFinished) and notice.agent_id in self.outbox:
+            self.run_worker(self.send_queued(notice.agent_id, notice.ok), group="queued")
 
     def on_agents_changed(self, _message: AgentsChanged) -> None:
         self.schedule_refresh()
@@ -280,9 +293,26 @@ class IkigaiApp(App[None]):
         return completions(self.session, self.focused_agent, before)
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        if self.session is None or self.focused_agent is None:
+        """To the agent of the active pane (the one the user sees as active)."""
+        pane = self.panes.active
+        agent_id = pane.agent_id if pane is not None else self.focused_agent
+        if self.session is None or agent_id is None:
             return
-        await submit(self, self.session, self.focused_agent, message.text)
+        await submit(self, self.session, agent_id, message.text)
+
+    async def show_end(self) -> None:
+        """Bring the active pane to its end (where what is sent shows)."""
+        pane = self.panes.active
+        if pane is not None and not (pane.scrollback.following and pane.scrollback.at_end):
+            await pane.scrollback.action_scroll_end()
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed while the tree or a pane has the focus goes to the input."""
+        if (event.is_printable and event.character and self.screen is self.screen_stack[0]
+                and self.focused is not self.prompt_input):
+            event.stop()
+            self.prompt_input.focus()
+            self.prompt_input.insert(event.character)
 
     def note(self, kind: str, text: str) -> None:
         """A line in the focused pane that is not part of the log (an error that wrote nothing)."""
@@ -297,17 +327,28 @@ class IkigaiApp(App[None]):
 
     async def on_agent_tree_view_selected(self, message: AgentTreeView.Selected) -> None:
         await self.focus_agent(message.agent_id)
+        self.prompt_input.focus()  # chosen: back to typing, to that agent
 
     async def focus_agent(self, agent_id: str) -> None:
         if self.session is None or agent_id not in self.session.tree:
             return
         self.focused_agent = agent_id
         await self.panes.show(agent_id)
+        self.show_queued()
         self.schedule_refresh()
 
     # -- actions -----------------------------------------------------------------
 
     async def action_stop_reply(self) -> None:
+        """Esc: from the tree or a pane, back to the input; in the input, take back the
+        queued message if there is one, else stop the reply."""
+        if self.focused is not self.prompt_input:
+            self.prompt_input.focus()
+            return
+        queued = self.take_back()
+        if queued is not None:
+            self.prompt_input.put_back(queued)
+            return
         if self.session is not None and self.focused_agent is not None:
             await self.session.cancel_turns([self.focused_agent])
 
@@ -319,60 +360,11 @@ class IkigaiApp(App[None]):
         keys = [(b.key, b.description) for b in self.BINDINGS if isinstance(b, Binding)]
         self.push_screen(HelpScreen(commands, keys))
 
-    def action_focus_tree(self) -> None:
-        self.agent_tree.focus()
-
-    async def action_agent(self, where: str) -> None:
-        session = self.session
-        if session is None or self.focused_agent is None:
-            return
-        tree = session.tree
-        me = tree[self.focused_agent]
-        target = None
-        if where == "parent":
-            target = me.parent_id
-        elif where == "child":
-            children = tree.children(me.id)
-            target = children[0].id if children else None
-        elif me.parent_id is not None:
-            siblings = [a.id for a in tree.children(me.parent_id)]
-            step = -1 if where == "prev" else 1
-            target = siblings[(siblings.index(me.id) + step) % len(siblings)]
-        if target is not None:
-            await self.focus_agent(target)
-
-    async def action_split(self) -> None:
-        await self.panes.split()
-        self.schedule_refresh()
-
-    async def action_close_pane(self) -> None:
-        await self.panes.close_active()
-
-    async def action_next_pane(self) -> None:
-        await self.panes.cycle()
-
     def on_panes_active_changed(self, message: Panes.ActiveChanged) -> None:
         if message.agent_id != self.focused_agent:
             self.focused_agent = message.agent_id
+            self.show_queued()
             self.schedule_refresh()
-
-    def action_toggle_tools(self) -> None:
-        for pane in self.panes.all():
-            pane.scrollback.toggle_tools()
-
-    async def action_scroll(self, how: str) -> None:
-        pane = self.panes.active
-        if pane is None:
-            return
-        scrollback = pane.scrollback
-        if how == "home":
-            await scrollback.action_scroll_home()
-        elif how == "end":
-            await scrollback.action_scroll_end()
-        elif how == "page_up":
-            scrollback.scroll_page_up(animate=False)
-        else:
-            scrollback.scroll_page_down(animate=False)
 
 
 def create_app(config: Config, **options) -> IkigaiApp:

@@ -89,6 +89,7 @@ class Panes(Horizontal):
         pane.set_title(self._title(agent_id))
         self.panes = [pane]
         self.index = 0
+        self._mark_active()
 
     async def _load(self, pane: AgentPane) -> None:
         """A new pane's latest page, and the reply its agent is streaming (whole: the
@@ -122,7 +123,8 @@ class Panes(Horizontal):
         await self._load(pane)
 
     async def split(self) -> None:
-        """Add a pane beside the others, for the next agent not shown yet."""
+        """Add a pane beside the others, for the next agent not shown yet; it becomes the
+        active one (so F3 right after F2 closes it again)."""
         session = self.session
         if session is None or len(self.panes) >= MAX_PANES:
             self.notify(f"At most {MAX_PANES} panes.", severity="warning")
@@ -138,7 +140,7 @@ class Panes(Horizontal):
         pane = self._new_pane(candidate)
         self.panes.append(pane)
         await self.mount(pane)
-        self._mark_active()
+        self._activate(len(self.panes) - 1)
         await self._load(pane)
 
     async def close_active(self) -> None:
@@ -160,6 +162,8 @@ class Panes(Horizontal):
     def _mark_active(self) -> None:
         for i, pane in enumerate(self.panes):
             pane.set_class(i == self.index and len(self.panes) > 1, "-active")
+            # (not :last-of-type, which is not looked at again when a pane closes)
+            pane.set_class(i == len(self.panes) - 1, "-last")
 
     async def refresh_titles_and_rules(self) -> None:
         session = self.session

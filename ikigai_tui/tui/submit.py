@@ -29,18 +29,16 @@ FILTERS = ("forget", "remember")
 
 
 async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
+    """Enter: a message (queued while the agent replies; `//` at the start sends a text
+    that begins with `/`), or a command. The view goes to the end, where it shows."""
     stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        if stripped.startswith("//"):
+            text = text.lstrip()[1:]
+        await send(app, session, agent_id, text)
+        return
+    words = stripped[1:].split()
     try:
-        if not stripped.startswith("/"):
-            try:
-                await session.say(agent_id, text)
-            except MessageTooLong:
-                if not app.prompt_input.text:  # back in the input, to be shortened
-                    app.prompt_input.text = text
-                    app.prompt_input.move_cursor(app.prompt_input.document.end)
-                raise
-            return
-        words = stripped[1:].split()
         if stripped == "/help":
             app.action_help()
         elif words == ["exit"]:
@@ -48,9 +46,37 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
         elif REGISTRY.parse(stripped).spec.name in FILTERS:
             app.run_worker(_filter(app, session, agent_id, stripped), group="filter")
         else:
+            await app.show_end()
             # Its output arrives as a logged event; a proposal waits for the preview.
             await _proposed(app, session, await session.propose(agent_id, stripped))
     except CommandError as exc:
+        _failed(app, stripped, exc)
+
+
+def _failed(app: IkigaiApp, command: str, exc: CommandError) -> None:
+    """A command that wrote nothing: itself, then why (neither is in the log)."""
+    app.note("command", command)
+    app.note("error", f"Error: {exc}")
+
+
+async def send(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
+    """A message to the agent, or queued for it while its reply runs. Refused as too
+    long, it goes back to the input to be shortened (otherwise Up recalls it)."""
+    await app.show_end()
+    agent = session.tree[agent_id]
+    if agent.task is not None and not agent.task.done():
+        app.outbox.put(agent_id, text)
+        app.show_queued()
+        return
+    queued = app.outbox.take(agent_id)  # left by a reply that failed: it goes first
+    if queued is not None:
+        text = f"{queued}\n\n{text}"
+        app.show_queued()
+    try:
+        await session.say(agent_id, text)
+    except CommandError as exc:
+        if isinstance(exc, MessageTooLong):
+            app.prompt_input.put_back(text)
         app.note("error", f"Error: {exc}")
 
 
@@ -87,7 +113,7 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
         app.note("note", "Cancelled: the matcher stopped; nothing was written.")
         return
     except CommandError as exc:
-        app.note("error", f"Error: {exc}")
+        _failed(app, text, exc)
         return
     finally:
         with contextlib.suppress(ValueError):

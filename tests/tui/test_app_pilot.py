@@ -149,11 +149,12 @@ async def test_selecting_in_the_tree_switches_the_scrollback(bench):
         assert "› Child work on bananas." in _shown(app)
         assert app.gauge.render().plain.startswith("Context:")
 
-        # and back to the root (the tree keeps the focus)
-        assert app.focused is app.agent_tree
-        await pilot.press("up", "enter")
+        # chosen: the input has the focus again (issue 13 item 8); and back to the root
+        assert app.focused is app.prompt_input
+        await pilot.press("ctrl+t", "up", "enter")
         await idle(pilot)
         assert app.focused_agent == root_id(app.session)
+        assert app.focused is app.prompt_input
         assert "/fork --name kid" in _shown(app)
 
 

@@ -45,26 +45,25 @@ async def test_cycling_and_closing_panes_tell_the_app_which_agent_is_active(benc
         assert isinstance(app.panes, Panes)
         assert app.query_one("#panes") is app.panes
 
-        await pilot.press("f2")  # split: the kid beside the root; the root stays active
+        await pilot.press("f2")  # split: the kid beside the root, and active
         await idle(pilot)
         assert [p.agent_id for p in app.panes.all()] == [root, kid]
-        assert app.panes.active.agent_id == root and app.focused_agent == root
-        assert [m.agent_id for m in changes] == []
-
-        await app.action_next_pane()  # ctrl+w (the input, focused, keeps that key)
-        await idle(pilot)
-        assert app.panes.active.agent_id == kid
+        assert app.panes.active.agent_id == kid and app.focused_agent == kid
         assert [m.agent_id for m in changes] == [kid]
-        assert app.focused_agent == kid
         assert app.panes.active.has_class("-active")
         assert " · kid0 (" in app.status_line.render().plain  # the app refreshed for it
 
-        await app.action_next_pane()  # and round again
+        await pilot.press("ctrl+w")  # from the input: the next pane (round to the root)
         await idle(pilot)
+        assert app.panes.active.agent_id == root
         assert [m.agent_id for m in changes] == [kid, root]
         assert app.focused_agent == root
 
-        await app.action_next_pane()
+        await pilot.press("ctrl+w")  # and round again
+        await idle(pilot)
+        assert [m.agent_id for m in changes] == [kid, root, kid]
+        assert app.focused_agent == kid
+
         await pilot.press("f3")  # close the kid's pane
         await idle(pilot)
         assert [p.agent_id for p in app.panes.all()] == [root]

@@ -83,7 +83,7 @@ async def _partial_shown_whole(app, pilot, agent_id: str, pieces: list[str]) -> 
 
 
 async def test_switching_to_an_agent_mid_reply_shows_the_whole_partial_reply(bench):
-    async with _kid_app(bench, delay=0.03) as (app, pilot):
+    async with _kid_app(bench, delay=0.1) as (app, pilot):
         root, kid = root_id(app.session), agent_named(app.session, "kid")
         pieces = _collect_pieces(app, root)
         await app.session.say(root, "Tell me a long story about kiwis and their nests.")
@@ -98,7 +98,7 @@ async def test_switching_to_an_agent_mid_reply_shows_the_whole_partial_reply(ben
 
 
 async def test_a_pane_opened_with_f2_mid_reply_shows_the_whole_partial_reply(bench):
-    async with _kid_app(bench, delay=0.03) as (app, pilot):
+    async with _kid_app(bench, delay=0.1) as (app, pilot):
         root, kid = root_id(app.session), agent_named(app.session, "kid")
         await app.focus_agent(kid)
         await idle(pilot)

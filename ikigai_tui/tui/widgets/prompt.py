@@ -10,7 +10,8 @@ non-priority binding of the screen or app):
   kitty, foot, WezTerm, Ghostty, recent iTerm2); a legacy terminal sends a plain Enter
   for them, which submits.
 - ``up`` on the first line / ``down`` on the last line walk the history; the draft
-  being typed is kept and comes back after the newest entry.
+  being typed is kept and comes back after the newest entry. In the empty input, ``up``
+  first takes back a message queued for the agent (the `recall` callable), if any.
 - ``tab`` completes the current word with the completer; when there is no word before
   the cursor, Tab keeps its usual meaning (focus the next widget).
 
@@ -72,6 +73,7 @@ class PromptInput(TextArea):
         self,
         *,
         completer: Callable[[str], list[str]] | None = None,
+        recall: Callable[[], str | None] | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(
@@ -84,6 +86,7 @@ class PromptInput(TextArea):
             placeholder="Message, or / for commands (Enter sends, Ctrl+J new line)",
         )
         self._completer = completer
+        self._recall = recall
         self._history: list[str] = []
         self._history_index: int | None = None  # None: editing the draft
         self._draft = ""
@@ -164,7 +167,7 @@ class PromptInput(TextArea):
         elif key == "tab":
             handled = self._complete()
         elif key == "up":
-            handled = self._history_back()
+            handled = self._take_back() or self._history_back()
         elif key == "down":
             handled = self._history_forward()
         if handled:
@@ -181,6 +184,22 @@ class PromptInput(TextArea):
 
     def _on_last_line(self) -> bool:
         return self.selection.is_empty and self.cursor_location[0] == self.document.line_count - 1
+
+    def _take_back(self) -> bool:
+        """Up in the empty input: the message queued for the agent comes back to edit."""
+        if self._recall is None or self.text:
+            return False
+        text = self._recall()
+        if text is None:
+            return False
+        self._show(text, cursor_on_first_line=False)
+        return True
+
+    def put_back(self, text: str) -> None:
+        """Text given back to the input to edit (before what is typed there, if anything)."""
+        current = self.text
+        self._show(text if not current.strip() else f"{text}\n\n{current}",
+                   cursor_on_first_line=False)
 
     def _history_back(self) -> bool:
         if not self._history or not self._on_first_line():

@@ -22,6 +22,8 @@ from textual.timer import Timer
 from ikigai_tui.tui.render import MAX_ITEM_LINES, folds, render_item
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.lines import Lines, cost
+from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
+from ikigai_tui.tui.widgets.selection import SelectableLines
 from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
 
 Page = Callable[..., Awaitable[list[Item]]]
@@ -30,7 +32,7 @@ MAX_LINES = 4000  # lines held (drawn) at most; one item holds MAX_ITEM_LINES at
 EDGE = 2  # screens from an edge of the loaded range at which the next page is fetched
 
 
-class Scrollback(ScrollView, can_focus=True):
+class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
     """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log."""
 
     DEFAULT_CSS = """
@@ -318,70 +320,6 @@ class Scrollback(ScrollView, can_focus=True):
         """A transient line (an error that wrote nothing): shown, not stored."""
         self.add_items([Item(-1, kind, text)])
 
-    # -- streaming ---------------------------------------------------------------
-
-    def stream(self, piece: str, index: int = 0) -> None:
-        """A piece of the reply the agent is streaming. `index` counts the reply's pieces
-        (0: not counted): a piece already in the partial reply this pane opened with
-        (`start_stream`) is not shown twice."""
-        if not self.at_end:
-            return
-        stream = self._stream
-        if stream is None:
-            stream = self._new_stream()
-        elif 0 < index <= stream.pieces:
-            return
-        self._show_stream(stream.feed(piece))
-
-    def start_stream(self, text: str, pieces: int) -> None:
-        """The reply the agent was already streaming when this pane opened, whole."""
-        self.end_stream()
-        if text and self.at_end:
-            stream = self._new_stream()
-            stream.feed(text)
-            stream.pieces = pieces
-            stream.flush()
-            self._show_stream(0)
-
-    def _new_stream(self) -> MarkdownStream:
-        self._stream = stream = MarkdownStream(self.app.console, self._content_width())
-        self._stream_from = len(self._lines)
-        self._lines.tail = stream.lines
-        return stream
-
-    def _show_stream(self, changed: int | None) -> None:
-        """Repaint the reply's lines from `changed` on (None: none changed), and have its
-        last block drawn when it is due."""
-        stream = self._stream
-        if stream is None:
-            return
-        if changed is not None:
-            height = len(self._lines)
-            self.virtual_size = Size(self._content_width(), height)
-            start = self._stream_from + changed
-            self.refresh_lines(start, max(1, height - start))
-            if self.following:
-                self._follow()
-        delay = stream.pending()
-        if delay is not None and self._stream_timer is None:
-            self._stream_timer = self.set_timer(delay, self._flush_stream)
-
-    def _flush_stream(self) -> None:
-        self._stream_timer = None
-        if self._stream is not None:
-            self._show_stream(self._stream.flush())
-
-    def end_stream(self) -> None:
-        """Drop the streamed lines: the committed reply is added as an item instead."""
-        if self._stream_timer is not None:
-            self._stream_timer.stop()
-            self._stream_timer = None
-        if self._stream is not None:
-            self._lines.drop_tail()
-            self._lines.tail = []
-            self._stream = None
-            self._resize()
-
     # -- drawing ---------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
@@ -393,4 +331,6 @@ class Scrollback(ScrollView, can_focus=True):
         # The widget's style under every segment: text without a background of its own
         # takes the pane's, not the terminal's default.
         style = self.rich_style
-        return self._lines[index].crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
+        strip = self.selected(self._lines[index], index)
+        return strip.crop_extend(scroll_x, scroll_x + width, style).apply_style(style) \
+            .apply_offsets(scroll_x, index)

@@ -1,0 +1,128 @@
+"""The main screen's key actions: agents, panes, scrolling, the tree, copying a reply.
+
+A mixin of `IkigaiApp` (which holds the bindings): these keys work from the input too
+(their bindings have priority over the input's own keys, e.g. Ctrl+W), and they belong
+to the main screen: while a dialog (Help, the preview) is open, `check_action` turns
+them off, so a dialog's PageUp scrolls the dialog, not a pane behind it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.screen import ModalScreen
+
+from ikigai_tui.tui.transcript import Item
+
+if TYPE_CHECKING:
+    from ikigai_tui.tui.app import IkigaiApp
+
+MAIN_SCREEN_ACTIONS = frozenset({
+    "focus_tree", "agent", "split", "close_pane", "next_pane", "toggle_tools", "scroll",
+    "toggle_tree", "copy_reply",
+})
+
+
+class MainScreenActions:
+    """Key actions of the main screen (a mixin of `IkigaiApp`)."""
+
+    def check_action(self: IkigaiApp, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in MAIN_SCREEN_ACTIONS and isinstance(self.screen, ModalScreen):
+            return False
+        return True
+
+    # -- agents --------------------------------------------------------------------
+
+    def action_focus_tree(self: IkigaiApp) -> None:
+        if not self.agent_tree.display:
+            self.agent_tree.display = True
+        self.agent_tree.focus()
+
+    async def action_agent(self: IkigaiApp, where: str) -> None:
+        session = self.session
+        if session is None or self.focused_agent is None:
+            return
+        tree = session.tree
+        me = tree[self.focused_agent]
+        target = None
+        if where == "parent":
+            target = me.parent_id
+        elif where == "child":
+            children = tree.children(me.id)
+            target = children[0].id if children else None
+        elif me.parent_id is not None:
+            siblings = [a.id for a in tree.children(me.parent_id)]
+            step = -1 if where == "prev" else 1
+            target = siblings[(siblings.index(me.id) + step) % len(siblings)]
+        if target is not None:
+            await self.focus_agent(target)
+
+    def action_toggle_tree(self: IkigaiApp) -> None:
+        """Hide or show the agent tree (the panes take its room)."""
+        tree = self.agent_tree
+        tree.display = not tree.display
+        if not tree.display and tree.has_focus:
+            self.prompt_input.focus()
+
+    # -- panes ---------------------------------------------------------------------
+
+    async def action_split(self: IkigaiApp) -> None:
+        await self.panes.split()
+        self.schedule_refresh()
+
+    async def action_close_pane(self: IkigaiApp) -> None:
+        await self.panes.close_active()
+
+    async def action_next_pane(self: IkigaiApp) -> None:
+        await self.panes.cycle()
+
+    def action_toggle_tools(self: IkigaiApp) -> None:
+        for pane in self.panes.all():
+            pane.scrollback.toggle_tools()
+
+    async def action_scroll(self: IkigaiApp, how: str) -> None:
+        pane = self.panes.active
+        if pane is None:
+            return
+        scrollback = pane.scrollback
+        if how == "home":
+            await scrollback.action_scroll_home()
+        elif how == "end":
+            await scrollback.action_scroll_end()
+        elif how == "page_up":
+            scrollback.scroll_page_up(animate=False)
+        else:
+            scrollback.scroll_page_down(animate=False)
+
+    # -- copying -------------------------------------------------------------------
+
+    def action_copy_reply(self: IkigaiApp) -> None:
+        """Copy a whole reply of the active pane: the newest one in view (or the newest
+        loaded), as its Markdown text."""
+        pane = self.panes.active
+        item = None if pane is None else reply_in_view(pane.scrollback)
+        if item is None:
+            self.notify("No reply to copy here.", severity="warning")
+            return
+        self.copy_to_clipboard(item.text)
+        lines = item.text.count("\n") + 1
+        self.notify(f"Copied a reply: {len(item.text):,} characters, {lines:,} line"
+                    f"{'s' if lines != 1 else ''}.")
+
+
+def reply_in_view(scrollback) -> Item | None:
+    """The newest reply with lines in view, else the newest reply loaded."""
+    items, starts = scrollback.items, scrollback._starts
+    top = int(scrollback.scroll_y)
+    bottom = top + max(1, scrollback.size.height)
+    replies = [i for i, item in enumerate(items) if item.kind == "assistant"]
+
+    def shown(index: int) -> bool:
+        if index >= len(starts):  # not drawn yet
+            return False
+        end = starts[index + 1] if index + 1 < len(starts) else len(scrollback._lines)
+        return starts[index] < bottom and end > top
+
+    seen = [index for index in replies if shown(index)]
+    chosen = seen or replies
+    return items[chosen[-1]] if chosen else None
