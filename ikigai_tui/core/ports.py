@@ -93,7 +93,8 @@ class Search(Protocol):
 
 class VectorBlock(NamedTuple):
     """Vectors of some messages, packed little-endian: `ids` (int64, ascending) and
-    `tokens` (int64) one per message, `vectors` (float16) `dim` values per message."""
+    `tokens` (int64) one per message; `vectors` in the matcher's encoding (opaque to the
+    store; core/matching/local_vectors.py)."""
 
     ids: bytes
     tokens: bytes

@@ -122,7 +122,7 @@ async def test_a_cancel_stops_between_batches_and_keeps_what_was_computed(convo,
         await matcher.match("food", "forget", cands, progress=lambda _: cancel.set(),
                             cancellation=cancel)
     assert matcher.computed == 8
-    blocks = await store.message_vectors(matcher.embedder.name, cands[0].id, cands[-1].id)
+    blocks = await store.message_vectors(f"{matcher.embedder.name}/q8", cands[0].id, cands[-1].id)
     assert [len(b.ids) // 8 for b in blocks] == [8]  # what was computed before the cancel
     await matcher.match("food", "forget", cands)
     assert matcher.computed == len(cands)  # the rest, once
@@ -136,7 +136,7 @@ async def test_a_read_only_log_still_matches_and_keeps_nothing(tmp_path, model):
         matcher = LocalMatcher(ro, CountingEmbedder(model))
         found = await matched(matcher, cands, "food and meals")
         assert found == ids_of(cands, COOKING)
-        assert await ro.message_vectors(model.name, cands[0].id, cands[-1].id) == []
+        assert await ro.message_vectors(f"{model.name}/q8", cands[0].id, cands[-1].id) == []
     finally:
         await ro.close()
 

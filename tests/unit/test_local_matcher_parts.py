@@ -83,6 +83,25 @@ def test_a_long_message_does_not_drown_its_exchange():
     assert user_first[0, 0] > 2 * user_first[0, 1]  # the request weighs more than the reply
 
 
+def test_kept_vectors_round_trip_within_a_small_error():
+    from ikigai_tui.core.matching.local_vectors import block_of, decoded, quantised
+
+    rng = np.random.default_rng(1)
+    means = rng.normal(size=(50, 256)).astype(np.float32) * rng.uniform(0.01, 3, (50, 1))
+    means[7] = 0  # a message with no tokens
+    ids = np.arange(100, 150)[::-1].copy()
+    block = block_of(ids, np.arange(50), *quantised(means))
+    got_ids, tokens, directions, scales = decoded(block, 256)
+    assert got_ids.tolist() == sorted(ids.tolist())
+    back = directions.astype(np.float32) * scales[:, None]
+    order = np.argsort(ids)
+    norms = np.linalg.norm(means[order], axis=1, keepdims=True)
+    assert (np.abs(back - means[order]) <= norms / 254 * 1.001 + 1e-6).all()  # half a step
+    cosine = (back * means[order]).sum(1) / np.maximum(
+        np.linalg.norm(back, axis=1) * np.linalg.norm(means[order], axis=1), 1e-12)
+    assert (cosine[np.linalg.norm(means[order], axis=1) > 0] > 0.995).all()
+
+
 def test_importing_the_matcher_loads_neither_numpy_nor_the_model():
     code = ("import sys, logging\n"
             "import ikigai_tui.core.matching.local, ikigai_tui.embed\n"

@@ -152,8 +152,8 @@ class LocalMatcher:
         last = self._last
         if last is not None and np.array_equal(last[0], ids) and np.array_equal(last[1], starts):
             return last[2]
-        means, counts = local_vectors.gathered(self._cache, ids)
-        vectors = local_score.exchange_vectors(means, counts, starts, users)
+        directions, scales, counts = local_vectors.gathered(self._cache, ids)
+        vectors = local_score.exchange_vectors(directions, counts, starts, users, scales)
         self._last = (ids, starts, vectors)
         return vectors
 
