@@ -15,6 +15,7 @@ from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.events import Event, message_text
 from ikigai_tui.core.session import Session
+from ikigai_tui.core.tools.filter_context import id_ranges
 from ikigai_tui.inert import dumps
 from ikigai_tui.runtime import close_session, open_session
 
@@ -69,6 +70,9 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "tokens": window.tokens,
         "estimated": not window.exact,
         "budget": window.budget,
+        # what decides it: a /budget of this agent, the fork it inherited it at, or the config
+        "budget_source": ("budget" if r.budget_event is not None
+                          else "fork" if agent.parent_id is not None else "config"),
         "limit": window.limit,
         "percent": round(window.percent, 1),
         "state": window.state,
@@ -97,13 +101,41 @@ def _event_data(event: Event) -> dict[str, Any]:
             "payload": event.payload, "created_at": _time(event.created_at)}
 
 
-def _event_line(event: Event) -> str:
-    if event.kind in ("user", "assistant", "tool_call", "tool_result", "system"):
-        text = message_text(event.kind, event.payload)
-    elif event.kind == "command":
-        text = event.payload.get("text", "")
+def filter_words(payload: dict) -> str:
+    """A filter event in words: what it did, the command that made it, the context's size
+    before and after (events written before these were recorded have only their ids)."""
+    before, after = payload.get("before"), payload.get("after")
+    sized = isinstance(before, dict) and isinstance(after, dict)
+    remember = payload.get("mode") == "remember"
+    if sized:  # the messages that left or stayed, tool-call partners included
+        n = after.get("messages", 0) if remember else before.get("messages", 0) - after.get("messages", 0)
     else:
-        text = json.dumps(event.payload, ensure_ascii=False)
+        n = len(payload.get("ids") or [])
+    did = f"{'kept only' if remember else 'forgot'} {n:,} message{'s' if n != 1 else ''}"
+    if payload.get("command"):
+        did += f" by {payload['command']}"
+    if sized:
+        did += (f"; context {before.get('messages', 0):,} -> {after.get('messages', 0):,} messages, "
+                f"~{before.get('tokens', 0):,} -> ~{after.get('tokens', 0):,} tokens")
+    return did
+
+
+def _event_line(event: Event, earlier: dict[int, Event]) -> str:
+    payload = event.payload
+    if event.kind in ("user", "assistant", "tool_call", "tool_result", "system"):
+        text = message_text(event.kind, payload)
+    elif event.kind == "command":
+        text = payload.get("text", "")
+    elif event.kind == "filter":
+        listed = id_ranges(sorted(i for i in payload.get("ids") or [] if isinstance(i, int)))
+        text = f"{filter_words(payload)} (ids {listed})"
+    elif event.kind == "undo" and isinstance(payload.get("target"), int):
+        target = earlier.get(payload["target"])
+        what = f": {filter_words(target.payload)}" if target is not None and target.kind == "filter" else ""
+        kind = f" {target.kind}" if target is not None else ""
+        text = f"reverses{kind} #{payload['target']}{what}"
+    else:
+        text = json.dumps(payload, ensure_ascii=False)
     return f"#{event.id} {event.kind}: {text}"
 
 
@@ -134,8 +166,11 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
         elif e.kind == "error":
             lines += ["", f"> Error: {e.payload.get('message', '')}"]
         elif e.kind == "command":
-            output = "; ".join(e.payload.get("output") or [])
+            said = e.payload.get("output") or []
+            output = (" " if all(line.endswith((".", "!", "?")) for line in said) else "; ").join(said)
             lines += ["", f"> `{e.payload.get('text', '')}`" + (f" — {output}" if output else "")]
+        elif e.kind == "filter":
+            lines += ["", f"> Context change: {filter_words(e.payload)}."]
     return "\n".join(lines) + "\n"
 
 
@@ -191,8 +226,10 @@ async def report(args: argparse.Namespace, config: Config) -> int:
             if args.json:
                 out.line(dumps([_event_data(e) for e in events], indent=2))
             else:
+                seen: dict[int, Event] = {}
                 for e in events:
-                    out.line(_event_line(e))
+                    out.line(_event_line(e, seen))
+                    seen[e.id] = e
             return 0
         if args.command == "export":
             text = await _export(session, agent, args.format)

@@ -165,7 +165,7 @@ class CommandBus:
 
 
 def _pending_ops(queued) -> tuple[PendingOp, ...]:
-    return tuple(PendingOp(PendingRef(d.serial, i), e.kind, e.payload)
+    return tuple(PendingOp(PendingRef(d.serial, i), e.kind, e.payload, d.text)
                  for d in queued for i, e in enumerate(d.batch.events) if e.kind in UNDOABLE_KINDS)
 
 

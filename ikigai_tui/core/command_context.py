@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.commands import ArgReader, CommandError, CommandSpec
-from ikigai_tui.core.events import WriteBatch
+from ikigai_tui.core.events import Event, WriteBatch
 from ikigai_tui.core.replay import Mark, Replayer
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ class PendingOp(NamedTuple):
     ref: PendingRef
     kind: str
     payload: dict[str, Any]
+    text: str = ""  # the command that made it
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class CommandServices:
     # (agent, local, model or None) -> the matcher for /forget and /remember CRITERIA
     matcher: Callable[[AgentRuntime, bool, str | None], Matcher]
     usage: Callable[[str], Awaitable[UsageTotals]] | None = None  # an agent's usage so far
+    # The log's pages of one agent's events (EventLog.page): when an event was made.
+    page: Callable[..., Awaitable[list[Event]]] | None = None
 
 
 @dataclass

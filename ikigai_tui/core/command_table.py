@@ -6,12 +6,15 @@ from ikigai_tui.core import commands_agents as agents
 from ikigai_tui.core import commands_context as context
 from ikigai_tui.core import commands_retry
 from ikigai_tui.core import commands_settings as settings
+from ikigai_tui.core import commands_undo as undo
 from ikigai_tui.core.commands import CommandSpec, Registry
 
 _FILTER_DETAILS = (
     "A matcher reviews the whole context: the agent's LLM (or --matcher-model M), or the local "
     "matcher for the offline model and with --local. Shows what would change first; "
-    "--dry-run only shows it. A tool call and its result leave together. /undo reverses it.")
+    "--dry-run only shows it. With --ids, a range (5-9) means the context's messages whose ids "
+    "fall in it; a single id must be one of them. A tool call and its result leave together. "
+    "/undo reverses it.")
 
 REGISTRY = Registry([
     CommandSpec("clear", "/clear [MARK]", "Empty the context, or rewind to MARK.",
@@ -28,8 +31,11 @@ REGISTRY = Registry([
     CommandSpec("remember", "/remember [--dry-run] [--local] [--matcher-model M] CRITERIA | --ids LIST",
                 "Keep only the messages that match CRITERIA (or the ids).",
                 context.remember, deferred=True, details=_FILTER_DETAILS),
-    CommandSpec("undo", "/undo", "Undo the latest clear, rewind, filter or compact.",
-                context.undo, deferred=True, details="Repeat it to walk further back."),
+    CommandSpec("undo", "/undo", "Undo the latest context change, saying what comes back.",
+                undo.undo, deferred=True,
+                details="Context changes: /clear, /rewind, /forget, /remember, /pin, /unpin, "
+                "/budget. Repeat it to walk further back. /system and /model are not undone: "
+                "set them again."),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
                 context.context, llm=True),
     CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",
@@ -46,6 +52,11 @@ REGISTRY = Registry([
     CommandSpec("agents", "/agents", "Show the agent tree.", agents.agents, llm=True),
     CommandSpec("model", "/model [MODEL]", "Show or switch this agent's model.", settings.model),
     CommandSpec("system", "/system [TEXT]", "Show or set the system prompt.", settings.system),
+    CommandSpec("budget", "/budget [TOKENS|off]", "Show or set this agent's window budget.",
+                settings.budget,
+                details="Whole turns are dropped from the front of what is sent until the request "
+                "fits it (after each turn). TOKENS like 50000 or 50K; off disables the window. "
+                "Children forked afterwards inherit it; /undo reverses it."),
     CommandSpec("pin", "/pin TEXT", "Pin a note that is always sent and never pruned.",
                 settings.pin),
     CommandSpec("unpin", "/unpin N", "Remove pin number N.", settings.unpin),
@@ -57,4 +68,5 @@ REGISTRY = Registry([
 ])
 
 # Commands that change nothing, so they also work on a dead agent.
-READ_ONLY = frozenset({"marks", "context", "agents", "model", "system", "pins", "help", "exit"})
+READ_ONLY = frozenset({"marks", "context", "agents", "model", "system", "budget", "pins", "help",
+                       "exit"})

@@ -173,24 +173,50 @@ class Registry:
 _ID_LIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 
 
-def parse_id_list(text: str, limit: int = 1_000_000) -> list[int]:
-    """`3,5-9` -> [3, 5, 6, 7, 8, 9]."""
+class IdRange(NamedTuple):
+    """One part of an id list: a single id (lo == hi) or a range."""
+
+    lo: int
+    hi: int
+
+    @property
+    def single(self) -> bool:
+        return self.lo == self.hi
+
+    def __str__(self) -> str:
+        return str(self.lo) if self.single else f"{self.lo}-{self.hi}"
+
+
+def parse_id_ranges(text: str) -> list[IdRange]:
+    """`3,5-9` -> [3, 5-9], never expanded: a range stands for the ids that exist in it."""
     compact = text.replace(" ", "")
     if not _ID_LIST.match(compact):
         raise UsageError(f"'{text}' is not a list of message ids like 3,5-9")
-    ids: list[int] = []
+    ranges = []
     for part in compact.split(","):
         lo, _, hi = part.partition("-")
         start, end = int(lo), int(hi or lo)
         if end < start:
             raise UsageError(f"range '{part}' runs backwards")
-        if end - start + 1 + len(ids) > limit:
+        ranges.append(IdRange(start, end))
+    return ranges
+
+
+def parse_id_list(text: str, limit: int = 1_000_000) -> list[int]:
+    """`3,5-9` -> [3, 5, 6, 7, 8, 9]."""
+    ids: list[int] = []
+    for part in parse_id_ranges(text):
+        if part.hi - part.lo + 1 + len(ids) > limit:
             raise UsageError(f"too many ids (at most {limit})")
-        ids.extend(range(start, end + 1))
+        ids.extend(range(part.lo, part.hi + 1))
     return list(dict.fromkeys(ids))
 
 
 _MARK_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$")
+
+
+def is_mark_name(name: str) -> bool:
+    return _MARK_NAME.match(name) is not None
 
 
 def check_mark_name(name: str) -> str:

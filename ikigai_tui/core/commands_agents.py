@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from ikigai_tui.core.agents import AgentTree
 from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
+from ikigai_tui.core.commands import CommandError, CommandResult, UsageError, is_mark_name
 from ikigai_tui.core.events import AgentRecord, EventRef
+from ikigai_tui.core.replay import Mark
 
 _AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,31}$")
 
@@ -42,12 +44,16 @@ async def fork(c: CommandContext) -> CommandResult:
     ended = _fork_options(c, opts)
     mark = None
     first = None if ended else c.args.peek_word()
-    if first is not None and (r.find_mark(first) or first in r.mark_names_seen
-                              or re.fullmatch(r"#\d+", first)):
+    if first is not None and _names_a_mark(c, first, leading=not opts):
         c.args.take()
-        mark = c.resolve_mark(first)
-        _fork_options(c, opts)
+        mark = _fork_mark(c, first)
+        ended = _fork_options(c, opts)
     prompt = c.args.rest()
+    if not ended:
+        stray = next((w for w in prompt.split() if _OPTION.fullmatch(w)), None)
+        if stray is not None:
+            raise UsageError(f"'{stray}' inside the prompt: options go before it (to send "
+                             "it as text, put -- before the prompt)")
     name = opts.get("name")
     if name is not None:
         _check_agent_name(c.tree, name)
@@ -69,9 +75,60 @@ async def fork(c: CommandContext) -> CommandResult:
     }, agent_id=child_id)
     if prompt:
         c.add("user", {"content": prompt}, agent_id=child_id)
-    c.after_commit.append(lambda: c.services.start_if_pending(child_id))
-    suffix = f" (from {mark_name})" if mark else ""
+        # Only a prompt starts the child: a plain /fork never has it answer a message it
+        # inherited unanswered (the parent's own turn is answering that one).
+        c.after_commit.append(lambda: c.services.start_if_pending(child_id))
+    suffix = f" (from {_mark_words(mark)})" if mark else ""
     return CommandResult([f"Forked. Child: {c.tree.short_id(child_id)}{suffix}"], data=child_id)
+
+
+_OPTION = re.compile(r"--(name|model)(=.*)?")
+_WORD = re.compile(r"[A-Za-z0-9_.:-]+")
+
+
+def _names_a_mark(c: CommandContext, first: str, *, leading: bool) -> bool:
+    """Whether the first word of /fork's arguments is meant as its MARK. A valid mark, a
+    name this agent used for a mark, `#N`, or a near miss of one always is. Right after
+    /fork, a word that could be a mark name is one too when nothing follows it, an option
+    follows it, or one more plain word does: a typo must not become the prompt
+    ("/fork nosuchmark hello"). A longer prompt is taken as it is; `--` forces that."""
+    r = c.replayer
+    if r.find_mark(first) or first in r.mark_names_seen or re.fullmatch(r"#\d+", first):
+        return True
+    if not is_mark_name(first):
+        return False
+    if _near_mark(c, first) is not None:
+        return True
+    if not leading:
+        return False
+    after = c.args.text[c.args.pos:].split()[1:]
+    return (not after or after[0].startswith("--")
+            or (len(after) == 1 and _WORD.fullmatch(after[0]) is not None))
+
+
+def _near_mark(c: CommandContext, word: str) -> str | None:
+    """A mark name of this agent that `word` probably mistypes."""
+    names = {m.name for m in c.replayer.valid_marks() if m.name} | c.replayer.mark_names_seen
+    folded = {n.casefold(): n for n in names}
+    if word.casefold() in folded:
+        return folded[word.casefold()]
+    close = difflib.get_close_matches(word, sorted(names), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def _fork_mark(c: CommandContext, word: str) -> Mark:
+    try:
+        return c.resolve_mark(word)
+    except CommandError as exc:
+        near = _near_mark(c, word)
+        hint = (f" Did you mean '{near}'?" if near is not None and near != word else
+                f" To give a prompt that starts with '{word}', put -- before it: "
+                f"/fork -- {word} ...")
+        raise CommandError(f"{exc}{hint}") from None
+
+
+def _mark_words(mark: Mark) -> str:
+    return mark.name if mark.name is not None else "the unnamed mark"
 
 
 async def send(c: CommandContext) -> CommandResult:

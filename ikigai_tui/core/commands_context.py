@@ -1,10 +1,12 @@
-"""Context commands: /clear /mark /rewind /marks /forget /remember /undo /context."""
+"""Context commands: /clear /mark /rewind /marks /forget /remember /context (/undo: commands_undo)."""
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import (
-    CommandError, CommandResult, UsageError, check_mark_name,
+    CommandError, CommandResult, IdRange, UsageError, check_mark_name,
 )
 from ikigai_tui.core.matching.command import propose_matches, read_filter_args
 from ikigai_tui.core.proposals import FilterProposal
@@ -61,7 +63,8 @@ async def marks(c: CommandContext) -> CommandResult:
     valid = r.valid_marks()
     if not valid:
         return CommandResult(["No marks."])
-    lines = [f"{m.label}  at position {r.mark_position(m)}  (event {m.event_id})" for m in valid]
+    lines = [f"{m.label}  at position {r.mark_position(m)}" + ("  (unnamed)" if m.name is None else "")
+             for m in valid]
     return CommandResult(lines, data=[(m.label, r.mark_position(m)) for m in valid])
 
 
@@ -70,14 +73,39 @@ async def _filter(c: CommandContext, mode: str) -> FilterProposal | CommandResul
     matcher: nothing written until a reviewer accepts it (see core/proposals.py)."""
     ask = read_filter_args(c.args, mode)
     if ask.ids is not None:
-        missing = [i for i in ask.ids if i not in c.replayer.ctx]
-        if missing:
-            shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
-            raise CommandError(f"not in this agent's context: {shown}. See `context` for the ids.")
+        ids = select_ids(ask.ids, c.replayer.ctx)
         tokens = (await c.services.measure(c.agent.id)).tokens
-        return FilterProposal.build(mode, ask.ids, c.replayer, c.services.meter(c.agent), tokens,
+        return FilterProposal.build(mode, ids, c.replayer, c.services.meter(c.agent), tokens,
                                     dry_run=ask.dry_run)
     return await propose_matches(c, mode, ask)
+
+
+def select_ids(parts: list[IdRange], ctx: dict[int, object]) -> list[int]:
+    """The context's messages an id list names: each single id (which must be one of
+    them), and those whose ids fall in each range (a range must hold at least one).
+    A range is never expanded: 1-1000000000 costs what the context holds."""
+    missing = [str(p) for p in parts if p.single and p.lo not in ctx]
+    keys = sorted(ctx) if len(parts) > len(missing) else []
+    empty = [str(p) for p in parts
+             if not p.single and bisect_left(keys, p.lo) == bisect_right(keys, p.hi)]
+    if missing or empty:
+        problems = []
+        if missing:
+            problems.append(f"not in this agent's context: {_listed(missing)}")
+        if empty:
+            problems.append(f"no message of this agent's context has an id in {_listed(empty)}")
+        raise CommandError("; ".join(problems) + ". See `context` for the ids.")
+    chosen: list[int] = []
+    for p in parts:
+        if p.single:
+            chosen.append(p.lo)
+        else:
+            chosen.extend(keys[bisect_left(keys, p.lo):bisect_right(keys, p.hi)])
+    return list(dict.fromkeys(chosen))
+
+
+def _listed(parts: list[str]) -> str:
+    return ", ".join(parts[:10]) + (" ..." if len(parts) > 10 else "")
 
 
 async def forget(c: CommandContext) -> FilterProposal | CommandResult:
@@ -86,30 +114,6 @@ async def forget(c: CommandContext) -> FilterProposal | CommandResult:
 
 async def remember(c: CommandContext) -> FilterProposal | CommandResult:
     return await _filter(c, "remember")
-
-
-_OP_NAMES = {"clear": "/clear", "rewind": "/rewind", "filter": "filter", "compact": "/compact"}
-
-
-async def undo(c: CommandContext) -> CommandResult:
-    c.args.done()
-    r = c.replayer
-    claimed = c.pending_undos  # targets of undos waiting for this turn's end
-    # The latest change not yet undone: one waiting for this turn's end first.
-    pending = next((op for op in reversed(c.pending_ops) if op.ref not in claimed), None)
-    if pending is not None:
-        c.add("undo", {"target": pending.ref})
-        return CommandResult([f"Undid {_op_name(pending.kind, pending.payload)} (not applied yet)."])
-    target = next((op for op in reversed(r.ops) if op not in r.undone and op not in claimed), None)
-    if target is None:
-        raise CommandError("nothing to undo: no clear, rewind, filter or compact left to reverse")
-    kind, payload = next((k, p) for i, k, p in reversed(r.history) if i == target)
-    c.add("undo", {"target": target})
-    return CommandResult([f"Undid {_op_name(kind, payload)} (event {target})."])
-
-
-def _op_name(kind: str, payload: dict) -> str:
-    return f"/{payload['mode']}" if kind == "filter" else _OP_NAMES[kind]
 
 
 def _k(tokens: int) -> str:
@@ -123,6 +127,8 @@ async def context(c: CommandContext) -> CommandResult:
     kind = "exact" if w.exact else "estimated"
     inside = len(r.ctx) - len(r.summaries) - w.start_index
     budget = f"{w.budget:,}" if w.budget else "off (sliding window disabled)"
+    if r.budget_event is not None:
+        budget += " (set with /budget)"
     start = f"message {w.start}" if w.start is not None else "empty"
     lines = [
         f"Context: {_k(w.tokens)}/{_k(w.limit)} tokens ({w.percent:.0f}%), {w.state}; "

@@ -1,6 +1,8 @@
-"""Per-agent settings and the rest: /model /system /pin /unpin /pins /help /exit."""
+"""Per-agent settings and the rest: /model /system /budget /pin /unpin /pins /help /exit."""
 
 from __future__ import annotations
+
+import re
 
 from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
@@ -29,6 +31,58 @@ async def system(c: CommandContext) -> CommandResult:
                               f"System prompt (default): {DEFAULT_SYSTEM_PROMPT}"])
     c.add("system", {"content": text})
     return CommandResult(["System prompt set."])
+
+
+_TOKENS = re.compile(r"(\d[\d_,]*)(\.\d+)?([kKmM]?)")
+MAX_BUDGET = 100_000_000
+
+
+def parse_budget(text: str) -> int:
+    """`50000`, `50,000`, `50K`, `1.5M` -> tokens; `off` or 0 -> 0 (the window is off)."""
+    if text.lower() == "off":
+        return 0
+    found = _TOKENS.fullmatch(text)
+    if found is None or (found.group(2) and not found.group(3)):
+        raise UsageError(f"'{text}' is not a number of tokens (like 50000 or 50K) or 'off'")
+    whole, fraction, unit = found.groups()
+    number = float(whole.replace("_", "").replace(",", "") + (fraction or ""))
+    tokens = round(number * {"": 1, "k": 1_000, "m": 1_000_000}[unit.lower()])
+    if tokens > MAX_BUDGET:
+        raise UsageError(f"{tokens:,} tokens is more than any model takes (at most {MAX_BUDGET:,})")
+    return tokens
+
+
+def budget_source(c: CommandContext) -> str:
+    if c.replayer.budget_event is not None:
+        return "set with /budget"
+    return "inherited at fork" if c.agent.parent_id is not None else "the configured default"
+
+
+def _budget_words(tokens: int) -> str:
+    return f"{tokens:,} tokens" if tokens > 0 else "off (the sliding window is disabled)"
+
+
+async def budget(c: CommandContext) -> CommandResult:
+    token = c.args.take()
+    c.args.done()
+    current = c.services.budget_of(c.agent)
+    window = await c.services.measure(c.agent.id)
+    if token is None:
+        line = f"Window budget: {_budget_words(current)} ({budget_source(c)})"
+        if 0 < window.budget < current:
+            line += f"; capped to {window.budget:,} by {c.services.model_of(c.agent)}'s input limit"
+        return CommandResult([line + "."], data=current)
+    value = parse_budget(token)
+    if value == current:
+        return CommandResult([f"Window budget is already {_budget_words(value)}."], data=value)
+    c.add("budget", {"budget": value, "previous": current})
+    was = f"was {current:,} tokens" if current > 0 else "was off"
+    line = (f"Window budget set to {value:,} tokens ({was})" if value > 0 else
+            f"Window budget off: the sliding window is disabled ({was})")
+    if value >= window.limit > 0:
+        line += (f"; {c.services.model_of(c.agent)} takes at most {window.limit:,} tokens, so the "
+                 "window stays below that")
+    return CommandResult([line + "."], data=value)
 
 
 async def pin(c: CommandContext) -> CommandResult:

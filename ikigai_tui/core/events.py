@@ -8,12 +8,16 @@ from typing import Any, NamedTuple
 CONTEXT_MESSAGE_KINDS = frozenset({"user", "assistant", "tool_call", "tool_result"})
 # Every conversation kind; `system` sets the system prompt instead of entering the context.
 MESSAGE_KINDS = CONTEXT_MESSAGE_KINDS | {"system"}
-# Metadata kinds that change the view and that /undo may reverse.
-UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact"})
+# Metadata kinds that change what is sent and that /undo may reverse.
+UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact", "pin", "unpin", "budget"})
+# Changes to what is sent that /undo does not reverse (set them again instead): an /undo
+# that reaches past one of them says so.
+NOT_UNDOABLE_CHANGES = frozenset({"system", "model"})
 METADATA_KINDS = frozenset(
     {
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
-        "mail_read", "model", "pin", "unpin", "usage", "command", "interrupted", "error",
+        "mail_read", "model", "pin", "unpin", "budget", "usage", "command", "interrupted",
+        "error",
     }
 )
 

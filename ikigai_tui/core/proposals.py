@@ -199,18 +199,33 @@ class FilterProposal(Proposal):
             # forget lists them with the filtered ids; remember simply does not keep them
             chosen = (sorted(set(chosen) | set(planning)) if self.mode == "forget"
                       else [i for i in chosen if i not in set(planning)])
+        removes = r.filter_removes(self.mode, chosen)
         payload: dict = {"mode": self.mode, "ids": chosen}
         if self.criteria is not None:
             payload |= {"criteria": self.criteria, "matcher": self.matcher}
         if planning:
             payload["planning"] = planning
-        c.add("filter", payload)
+        c.add("filter", payload | self._record(c, removes))
         if self.mode == "forget":
-            removed = r.with_partners({i for i in chosen if i in r.ctx})
-            extra = len(removed) - len([i for i in chosen if i in r.ctx])
+            extra = len(removes) - len([i for i in chosen if i in r.ctx])
             note = f" (with {_plural(extra, 'tool-call partner')})" if extra else ""
-            return CommandResult([f"Forgot {_plural(len(removed), 'message')}{note}."])
-        keep = set(chosen)
-        removed = r.with_partners({i for i in r.ctx if i not in keep})
-        kept = len(r.ctx) - len(removed)
-        return CommandResult([f"Kept {_plural(kept, 'message')}; forgot {len(removed)}."])
+            return CommandResult([f"Forgot {_plural(len(removes), 'message')}{note}."])
+        kept = len(r.ctx) - len(removes)
+        return CommandResult([f"Kept {_plural(kept, 'message')}; forgot {len(removes)}."])
+
+    def _record(self, c: CommandContext, removes: set[int]) -> dict:
+        """What the filter event keeps besides its ids, for /undo, `log` and exports: the
+        command that made it, and the context's size before and after (messages and
+        tokens of the whole request, as measured when it was reviewed)."""
+        r = c.replayer
+        first = c.batch.events[0] if c.batch.events else None
+        counter = c.services.meter(c.agent).counter
+        gone = sum(counter.scale(counter.message(r.ctx[i][1], r.ctx[i][2])) for i in removes)
+        record: dict = {
+            "before": {"messages": len(r.ctx), "tokens": self.tokens_before},
+            "after": {"messages": len(r.ctx) - len(removes),
+                      "tokens": max(0, self.tokens_before - gone)},
+        }
+        if first is not None and first.kind == "command":
+            record["command"] = first.payload.get("text", "")
+        return record

@@ -73,6 +73,7 @@ class Replayer:
         self.pins: list[str] = list(base.pins)
         self.model = base.model
         self.budget = base.budget
+        self.budget_event: int | None = None  # the /budget in effect, if any
         self.unread: dict[int, dict] = {}
         # Context key -> the event (clear, rewind, filter, compact) that took it out; a
         # key leaves at most once between resets, so keeping this costs O(1) per entry.
@@ -86,8 +87,14 @@ class Replayer:
 
         Takes ownership of `rows`: it becomes the history later `apply` calls extend.
         """
+        return cls.undoing(rows, base, set())
+
+    @classmethod
+    def undoing(cls, rows: list[EventRow], base: Snapshot, undone: set[int]) -> Replayer:
+        """The state of `rows` with the events `undone` undone (and those the rows undo):
+        what an /undo would leave. Takes ownership of `rows` and `undone`."""
         r = cls(base)
-        undone = r.undone
+        r.undone = undone
         ops = r.ops
         for row in rows:
             kind = row[1]
@@ -194,15 +201,7 @@ class Replayer:
         self.changes += 1
         payload = row[2]
         ctx = self.ctx
-        mode = payload["mode"]
-        if mode == "remember":
-            keep = set(payload["ids"])
-            drop = {i for i in ctx if i not in keep}
-        elif mode == "forget":
-            drop = {i for i in payload["ids"] if i in ctx}
-        else:
-            return
-        for i in self.with_partners(drop):
+        for i in self.filter_removes(payload["mode"], payload["ids"]):
             del ctx[i]
             self.summaries.discard(i)
             self.removed[i] = row[0]
@@ -247,6 +246,10 @@ class Replayer:
         if 0 <= index < len(self.pins):
             del self.pins[index]
 
+    def _on_budget(self, row: EventRow) -> None:
+        self.budget = row[2]["budget"]
+        self.budget_event = row[0]
+
     def _on_mail(self, row: EventRow) -> None:
         self.unread[row[0]] = row[2]
 
@@ -287,6 +290,18 @@ class Replayer:
         if not self.ctx:
             return None
         return self.ctx[next(reversed(self.ctx))][1]
+
+    def filter_removes(self, mode: str, ids) -> set[int]:
+        """The context entries a filter of `mode` over `ids` removes (partners included)."""
+        ctx = self.ctx
+        if mode == "remember":
+            keep = set(ids)
+            drop = {i for i in ctx if i not in keep}
+        elif mode == "forget":
+            drop = {i for i in ids if i in ctx}
+        else:
+            return set()
+        return self.with_partners(drop)
 
     def with_partners(self, ids: set[int]) -> set[int]:
         """`ids` plus the tool call or result partner of each one still in the context."""
@@ -338,7 +353,8 @@ class Replayer:
         return sum(1 for e in self.ctx.values() if e[0] <= mark.event_id)
 
     def undo_target(self) -> int | None:
-        """The latest clear, rewind, filter or compact not yet undone."""
+        """The latest context change (clear, rewind, filter, compact, pin, unpin, budget)
+        not yet undone."""
         for op in reversed(self.ops):
             if op not in self.undone:
                 return op
@@ -370,6 +386,7 @@ _HANDLERS = {
     "model": Replayer._on_model,
     "pin": Replayer._on_pin,
     "unpin": Replayer._on_unpin,
+    "budget": Replayer._on_budget,
     "mail": Replayer._on_mail,
     "mail_read": Replayer._on_mail_read,
     "kill": Replayer._on_kill,

@@ -143,11 +143,12 @@ class Session:
             task.cancel()
 
     def budget_of(self, agent: AgentRuntime) -> int:
-        """The root follows the configured budget; a child keeps what it inherited at fork."""
-        if agent.parent_id is None:
-            return self.settings.budget
+        """What /budget set; else the root follows the configured budget and a child
+        keeps what it inherited at fork."""
         if agent.replayer is not None and agent.replayer.budget is not None:
             return agent.replayer.budget
+        if agent.parent_id is None:
+            return self.settings.budget
         return agent.budget if agent.budget is not None else self.settings.budget
 
     def model_of(self, agent: AgentRuntime) -> str:
@@ -235,7 +236,8 @@ class Session:
     def _services(self) -> CommandServices:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
-                               self.cancel_turns, self.notify, self.matcher, self.usage)
+                               self.cancel_turns, self.notify, self.matcher, self.usage,
+                               self.store.page)
 
     def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
         """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""

@@ -181,17 +181,34 @@ async def test_child_without_prompt_ending_with_reply_stays_idle(session):
     assert await msgs(session, child) == before
 
 
-async def test_child_whose_context_ends_with_a_user_message_starts(session):
+async def test_plain_fork_never_answers_an_inherited_unanswered_message(session):
+    """Issue 13, item 7: a /fork without PROMPT copies the context and waits; it does
+    not start answering a user message it inherited unanswered. With a PROMPT it starts."""
     root = session.tree.root.id
     await talk(session, root, "one")
     last = (await msgs(session, root))[-1]
     assert last[1] == "assistant"
     await session.command(root, f"/forget --ids {last[0]}")
     child = await fork(session, root)
+    assert session.tree[child].task is None
     await session.wait_idle()
-    ctx = await msgs(session, child)
-    assert [m[1] for m in ctx] == ["user", "assistant"]
-    assert ctx[1][0] != last[0]
+    assert [m[1] for m in await msgs(session, child)] == ["user"]
+    assert session.tree[child].status == "idle"
+    prompted = await fork(session, root, "and now answer this")
+    await session.wait_idle()
+    assert [m[1] for m in await msgs(session, prompted)] == ["user", "user", "assistant"]
+
+
+async def test_plain_fork_of_a_working_parent_does_not_answer_its_message(slow_session):
+    session = slow_session
+    root = session.tree.root.id
+    task = await session.say(root, "a long question")
+    assert session.tree[root].in_turn
+    child = await fork(session, root, "--name kid")
+    assert session.tree[child].task is None
+    assert await task
+    await session.wait_idle()
+    assert [m[2] for m in await msgs(session, child)] == ["a long question"]
 
 
 async def test_llm_fork_through_slash_tool(session):

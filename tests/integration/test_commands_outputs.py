@@ -7,6 +7,7 @@ outputs on stdout with /exit stopping the script.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -130,7 +131,9 @@ async def test_undo_clear(session):
     before = await ids(session, root)
     await session.command(root, "/clear")
     out = await session.command(root, "/undo")
-    assert out.lines[0].startswith("Undid /clear (event ")
+    # Plain words: the command, when it was made, what comes back; no event ids.
+    assert re.fullmatch(r"Undid /clear \(made at \d\d:\d\d, just now\): 2 messages are back in the "
+                        r"context \(0 -> 2 messages\)\.", out.lines[0]), out.lines
     assert await ids(session, root) == before
 
 

@@ -60,7 +60,11 @@ async def test_forget_proposes_and_writes_nothing_until_answered(session):
     out = await session.answer(pending, Verdict.accept([before[3]]))  # a subset
     assert out.lines == ["Forgot 1 message."]
     [filt] = await _events(session, root, "filter")
-    assert filt.payload == {"mode": "forget", "ids": [before[3]]}
+    # Besides its ids, the event keeps the command and the context's size before and after.
+    assert filt.payload == {
+        "mode": "forget", "ids": [before[3]], "command": f"/forget --ids {before[2]},{before[3]}",
+        "before": {"messages": 6, "tokens": window.tokens},
+        "after": {"messages": 5, "tokens": window.tokens - proposal.items[1].tokens}}
     assert await ids(session, root) == [i for i in before if i != before[3]]
     record = (await _events(session, root, "command"))[-1].payload
     assert record["text"] == f"/forget --ids {before[2]},{before[3]}"
@@ -259,7 +263,9 @@ async def test_undo_mid_turn_takes_back_a_change_waiting_for_the_same_turn(slowe
     out = await session.command(root, "/undo")
     assert out.lines == ["Accepted; applied when this turn ends: Undid /clear (not applied yet)."]
     out = await session.command(root, "/undo")  # the next one walks further back
-    assert out.lines[0].endswith("Undid /forget (event %d)." % (await _events(session, root, "filter"))[0].id)
+    assert out.lines[0].startswith("Accepted; applied when this turn ends: Undid /forget --ids "
+                                   f"{before[0]} (made at "), out.lines
+    assert "1 message is back in the context" in out.lines[0] and "event" not in out.lines[0]
     assert await task
     [clear] = await _events(session, root, "clear")
     [filt] = await _events(session, root, "filter")

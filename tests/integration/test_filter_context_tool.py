@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from ikigai_tui.core.commands import parse_id_list
 from tests.fakes.server import Reply
 from tests.integration.matcher_helpers import Responder, write_exchanges
 
@@ -43,6 +44,11 @@ async def test_preview_then_apply_removes_the_matches_and_the_planning_conversat
     planning = event.payload["planning"]
     ctx = await h.context()
     kept = [i for i, _k, _p in ctx]
+    # The event keeps the command it stands for and the context's size before and after.
+    command = event.payload["command"]
+    assert command.startswith("/forget --ids ") and parse_id_list(command.split()[-1]) == schema
+    assert event.payload["after"]["messages"] == (event.payload["before"]["messages"]
+                                                  - len(schema) - len(planning))
     # The other topics stay, then the LLM's closing reply; nothing of the planning.
     assert kept[:-1] == sorted(i for i, t in topic_of.items() if t != "schema")
     assert ctx[-1][2]["content"] == "Done."

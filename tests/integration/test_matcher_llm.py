@@ -60,8 +60,13 @@ async def test_one_request_when_the_context_fits_and_one_filter_event(make, fake
     assert result.lines[0].startswith("Forgot 4 messages")
     new = (await h.events())[before:]
     assert [e.kind for e in new] == ["command", "usage", "filter"]
+    sizes = {k: new[2].payload.pop(k) for k in ("before", "after")}
     assert new[2].payload == {"mode": "forget", "ids": schema, "criteria": "the database schema talk",
-                              "matcher": f"{h.model} (LLM)"}
+                              "matcher": f"{h.model} (LLM)",
+                              "command": "/forget the database schema talk"}
+    assert sizes["before"]["messages"] == len(topic_of)
+    assert sizes["after"]["messages"] == len(topic_of) - len(schema)
+    assert sizes["after"]["tokens"] < sizes["before"]["tokens"]
     assert new[1].payload["purpose"] == "match" and new[1].payload["input_tokens"] == 100
     assert sorted(await context_ids(h)) == sorted(i for i, t in topic_of.items() if t != "schema")
 

@@ -108,11 +108,14 @@ class Builder:
         elif op == "undo":
             self.emit("undo", {"target": self.live.undo_target()})
         elif op == "noise":
-            kind = d.draw(st.sampled_from(["usage", "command", "model", "pin"]), label="noise")
+            kind = d.draw(st.sampled_from(["usage", "command", "model", "pin", "unpin", "budget"]),
+                          label="noise")
             payload = {"usage": {"model": "m", "input_tokens": 1, "output_tokens": 1},
                        "command": {"text": "/marks", "source": "human"},
                        "model": {"model": f"m{self.next_id}"},
-                       "pin": {"text": f"p{self.next_id}"}}[kind]
+                       "pin": {"text": f"p{self.next_id}"},
+                       "unpin": {"index": 1 + self.next_id % 3},
+                       "budget": {"budget": self.next_id * 100 % 700}}[kind]
             self.emit(kind, payload)
         return op
 
@@ -122,8 +125,8 @@ class Builder:
 
 
 def state(r: Replayer):
-    return (r.messages(), r.valid_marks(), r.undo_target(), r.model, list(r.pins),
-            r.snapshot(), r.latest_mark())
+    return (r.messages(), r.valid_marks(), r.undo_target(), r.model, list(r.pins), r.budget,
+            r.budget_event, r.snapshot(), r.latest_mark())
 
 
 def draw_base(data) -> tuple[Snapshot, int]:
@@ -286,7 +289,7 @@ async def _session_scenario(data, check_undo: bool) -> None:
                     if marks and data.draw(st.booleans(), label="fork from mark"):
                         args.append(data.draw(st.sampled_from(marks), label="fmark").label)
                     if data.draw(st.booleans(), label="prompt"):
-                        args.append("child task")
+                        args.append("do the child task")
                     out = await session.command(aid, " ".join(["/fork", *args]))
                     agents.append(out.data)
                     await session.wait_idle()

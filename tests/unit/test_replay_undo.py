@@ -1,7 +1,8 @@
 """Context semantics (SPEC §4), /undo: undoing each context operation (/clear, /rewind,
-/forget, /remember, /compact) on hand-built logs restores exactly the earlier context and
-marks, an older operation can be undone under later ones, and repeated /undo walks back
-one operation at a time, in pure replay and through a Session, until "nothing to undo".
+/forget, /remember, /compact, and the pins and budget) on hand-built logs restores
+exactly the earlier context, marks and settings, an older operation can be undone under
+later ones, and repeated /undo walks back one operation at a time, in pure replay and
+through a Session, until "nothing to undo".
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.replay import Mark
+from ikigai_tui.core.replay import Mark, Replayer
 from tests.unit.replay_helpers import Log, context_messages, ids_of, incremental, say
 
 
@@ -136,3 +137,38 @@ def test_pure_undo_walks_back_in_order():
     assert ids_of(r) == ids
     assert r.undo_target() is None
     assert ids_of(log.replayer()) == ids
+
+
+# -- pins and the budget: context changes /undo reverses too (issue 13, items 4 and 20) ---------
+
+
+def test_undo_pin_unpin_and_budget_in_pure_replay():
+    log = Log()
+    log.user("1")
+    a = log.add("pin", {"text": "A"})
+    b = log.add("pin", {"text": "B"})
+    un = log.add("unpin", {"index": 1})
+    budget = log.add("budget", {"budget": 5_000})
+    r = log.replayer()
+    assert (r.pins, r.budget, r.budget_event) == (["B"], 5_000, budget)
+    assert r.undo_target() == budget
+    for target, pins, budget_now in ((budget, ["B"], None), (un, ["A", "B"], None),
+                                     (b, ["A"], None), (a, [], None)):
+        log.undo(target)
+        for state in (log.replayer(), incremental(log.rows)):
+            assert (state.pins, state.budget) == (pins, budget_now)
+    assert log.replayer().undo_target() is None
+    assert log.ids() == [1]
+
+
+def test_undoing_shows_what_an_undo_would_leave_without_changing_the_state():
+    log = Log()
+    one = log.user("1")
+    two = log.user("2")
+    forget = log.forget([one])
+    pin = log.add("pin", {"text": "P"})
+    r = log.replayer()
+    after = Replayer.undoing(list(r.history), r.base, set(r.undone) | {forget})
+    assert [i for i, _k, _p in after.messages()] == [one, two] and after.pins == ["P"]
+    assert ids_of(r) == [two] and r.undone == set()
+    assert after.undo_target() == pin

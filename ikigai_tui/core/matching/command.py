@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.commands import (
-    ArgReader, CommandError, CommandResult, UsageError, parse_id_list,
+    ArgReader, CommandError, CommandResult, IdRange, UsageError, parse_id_ranges,
 )
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import Candidate, MatchProgress
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class FilterArgs(NamedTuple):
-    ids: list[int] | None
+    ids: list[IdRange] | None  # as given: single ids and ranges
     criteria: str | None
     dry_run: bool = False
     local: bool = False
@@ -33,7 +33,7 @@ class FilterArgs(NamedTuple):
 
 
 def read_filter_args(args: ArgReader, verb: str) -> FilterArgs:
-    ids: list[int] | None = None
+    ids: list[IdRange] | None = None
     dry_run = local = False
     model: str | None = None
     while (word := args.peek_word()) is not None and word.startswith("--"):
@@ -44,7 +44,7 @@ def read_filter_args(args: ArgReader, verb: str) -> FilterArgs:
         elif name == "--local" and not eq and not local:
             local = True
         elif name == "--ids" and ids is None:
-            ids = parse_id_list(value if eq else args.require("id list after --ids"))
+            ids = parse_id_ranges(value if eq else args.require("id list after --ids"))
         elif name == "--matcher-model" and model is None:
             model = value if eq else args.require("model after --matcher-model")
             if not model.strip():

@@ -1,0 +1,191 @@
+"""/undo: reverse the latest context change not yet undone, and say in plain words what
+it reverses (the command that made it, when) and what comes back.
+
+Context changes are /clear, /rewind, /forget, /remember, compactions, /pin, /unpin and
+/budget. /system and /model are not undone (set them again instead): an /undo that
+reaches past one of them says so, since what is sent then differs from before the change
+it reverses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from bisect import bisect_left
+from operator import itemgetter
+
+from ikigai_tui.core.command_context import CommandContext
+from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.events import (
+    CONTEXT_MESSAGE_KINDS, NOT_UNDOABLE_CHANGES, UNDOABLE_KINDS, EventRow,
+)
+from ikigai_tui.core.replay import Replayer
+
+THREAD_ROWS = 20_000  # a longer log is replayed off the event loop
+TEXT_CHARS = 80  # of a command's text quoted in a line
+
+
+async def undo(c: CommandContext) -> CommandResult:
+    c.args.done()
+    r = c.replayer
+    claimed = c.pending_undos  # targets of undos waiting for this turn's end
+    # The latest change not yet undone: one waiting for this turn's end first.
+    pending = next((op for op in reversed(c.pending_ops) if op.ref not in claimed), None)
+    if pending is not None:
+        c.add("undo", {"target": pending.ref})
+        text = _quote(pending.text or _fallback_text(pending.kind, pending.payload))
+        return CommandResult([f"Undid {text} (not applied yet)."])
+    target = next((op for op in reversed(r.ops) if op not in r.undone and op not in claimed), None)
+    if target is None:
+        before_fork = (" Changes made before this agent was forked belong to its parent."
+                       if c.agent.parent_id is not None else "")
+        raise CommandError("nothing to undo: this agent has no context change left to reverse "
+                           f"(/clear, /rewind, /forget, /remember, /pin, /unpin, /budget).{before_fork}")
+    history = r.history
+    index = bisect_left(history, target, key=itemgetter(0))
+    _id, kind, payload = history[index]
+    undone = set(r.undone) | {t for t in claimed if isinstance(t, int)} | {target}
+    after = await _replay_undoing(r, undone)
+    now = time.time()
+    text = _quote(command_text(history, index))
+    lines = [f"Undid {text} ({await _when(c, target, kind, now)}): {_what_changes(r, after, kind, payload)}."]
+    later = [row for row in history[index + 1:] if row[1] in NOT_UNDOABLE_CHANGES]
+    if later:
+        shown = ", ".join([_quote(command_text(history, bisect_left(history, row[0], key=itemgetter(0))))
+                           for row in later[-3:]])
+        lines.append(f"It reaches past {_plural(len(later), 'later change')} that /undo does not "
+                     f"reverse, still in effect: {shown}.")
+    c.add("undo", {"target": target})
+    return CommandResult(lines)
+
+
+async def _replay_undoing(r: Replayer, undone: set[int]) -> Replayer:
+    rows = list(r.history)  # a copy: the live history may grow meanwhile
+    if len(rows) < THREAD_ROWS:
+        return Replayer.undoing(rows, r.base, undone)
+    return await asyncio.to_thread(Replayer.undoing, rows, r.base, undone)
+
+
+# -- what it was ------------------------------------------------------------------------------
+
+
+def command_text(history: list[EventRow], index: int) -> str:
+    """The command that wrote history[index]: the command record of the same write, which
+    comes just before it; else a description from the event itself."""
+    _id, kind, payload = history[index]
+    if kind == "filter" and payload.get("command"):
+        return payload["command"]
+    for j in range(index - 1, max(-1, index - 4), -1):
+        other = history[j][1]
+        if other == "command":
+            return history[j][2].get("text") or _fallback_text(kind, payload)
+        if other in UNDOABLE_KINDS or other in CONTEXT_MESSAGE_KINDS or other == "undo":
+            break
+    return _fallback_text(kind, payload)
+
+
+def _fallback_text(kind: str, payload: dict) -> str:
+    if kind == "filter":
+        return f"/{payload.get('mode', 'forget')}"
+    if kind == "rewind":
+        return f"/rewind {payload['mark']}" if payload.get("mark") else "/rewind"
+    if kind == "compact":
+        return "a compaction"
+    if kind == "pin":
+        return f"/pin {payload.get('text', '')}"
+    if kind == "unpin":
+        return f"/unpin {payload.get('index', '')}"
+    if kind == "budget":
+        return f"/budget {payload.get('budget') or 'off'}"
+    return f"/{kind}"
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
+
+
+async def _when(c: CommandContext, event_id: int, kind: str, now: float) -> str:
+    page = c.services.page
+    found = await page(c.agent.id, [kind], after=event_id - 1, limit=1) if page else []
+    if not found or found[0].id != event_id:
+        return "made earlier"
+    return "made " + when(found[0].created_at, now)
+
+
+def when(ts: float, now: float) -> str:
+    """`14:02, 5 minutes ago`; the date too when it was not today."""
+    age = max(0.0, now - ts)
+    local, today = time.localtime(ts), time.localtime(now)
+    same_day = local[:3] == today[:3]
+    clock = time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", local)
+    if age < 60:
+        ago = "just now"
+    elif age < 3600:
+        ago = _plural(int(age // 60), "minute") + " ago"
+    elif age < 86400:
+        ago = _plural(int(age // 3600), "hour") + " ago"
+    else:
+        ago = _plural(int(age // 86400), "day") + " ago"
+    return f"at {clock}, {ago}"
+
+
+# -- what comes back --------------------------------------------------------------------------
+
+
+def _what_changes(before: Replayer, after: Replayer, kind: str, payload: dict) -> str:
+    parts: list[str] = []
+    back = [k for k in after.ctx if k not in before.ctx]
+    gone = [k for k in before.ctx if k not in after.ctx]
+    back_messages = [k for k in back if k not in after.summaries]
+    gone_summaries = [k for k in gone if k in before.summaries]
+    gone_messages = [k for k in gone if k not in before.summaries]
+    if back_messages:
+        verb = "is" if len(back_messages) == 1 else "are"
+        parts.append(f"{_plural(len(back_messages), 'message')} {verb} back in the context")
+    if gone_summaries:
+        parts.append("the summary that replaced them leaves" if len(gone_summaries) == 1
+                     else f"{len(gone_summaries)} summaries leave")
+    if gone_messages:
+        parts.append(f"{_plural(len(gone_messages), 'message')} leave{'s' if len(gone_messages) == 1 else ''} it")
+    marks = [m for key, m in after.marks.items() if key not in before.marks]
+    if marks:
+        parts.append(_marks_back(marks))
+    parts += _pin_changes(before.pins, after.pins)
+    if before.budget != after.budget:
+        budget = ("the configured default" if after.budget is None else
+                  "off" if after.budget <= 0 else f"{after.budget:,} tokens")
+        parts.append(f"the window budget is back to {budget}")
+    if not parts:
+        parts.append("the context does not change (later changes cover the same messages)")
+    text = "; ".join(parts)
+    if back or gone:
+        text += f" ({len(before.ctx):,} -> {len(after.ctx):,} messages)"
+    if kind == "filter" and "before" in payload and "after" in payload:
+        b, a = payload["before"], payload["after"]
+        text += (f". It had taken the context from {_plural(b['messages'], 'message')} "
+                 f"(~{b['tokens']:,} tokens) to {a['messages']:,} (~{a['tokens']:,})")
+    return text
+
+
+def _marks_back(marks: list) -> str:
+    named = [m.name for m in marks if m.name is not None]
+    unnamed = len(marks) - len(named)
+    words = [f"mark{'s' if len(named) > 1 else ''} {', '.join(named)}"] if named else []
+    if unnamed:
+        words.append("an unnamed mark" if unnamed == 1 else f"{unnamed} unnamed marks")
+    return f"{' and '.join(words)} {'is' if len(marks) == 1 else 'are'} valid again"
+
+
+def _pin_changes(before: list[str], after: list[str]) -> list[str]:
+    if len(after) > len(before):
+        extra = [p for p in after if p not in before] or after[len(before):]
+        return [f"pin '{_quote(p)}' is back" for p in extra[:3]]
+    if len(after) < len(before):
+        extra = [p for p in before if p not in after] or before[len(after):]
+        return [f"pin '{_quote(p)}' is removed" for p in extra[:3]]
+    return []
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
