@@ -84,6 +84,8 @@ class Printer:
                 self.err.line(f"[interrupted: {payload.get('reason', '')}]")
             elif not mine:
                 self.out.line(f"[{label}] {payload['content']}")
+        elif event.kind == "user" and payload.get("mail") is not None:
+            self.out.line(payload["content"])  # a mail /check-mail read into the context
         elif event.kind == "tool_call":
             self._end_line()
             prefix = "" if mine else f"[{label}] "

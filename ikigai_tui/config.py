@@ -96,7 +96,12 @@ def read_file(path: Path) -> dict[str, Any]:
 
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path}: {exc}") from exc
+        # tomllib names a place only: name the key written on that line too.
+        at = re.search(r"at line (\d+)", str(exc))
+        lines = text.splitlines()
+        line = lines[int(at.group(1)) - 1] if at and 0 < int(at.group(1)) <= len(lines) else ""
+        key = line.split("=", 1)[0].strip().strip('"') if "=" in line else ""
+        raise ConfigError(f"config file {path}: {f'{key!r}: ' if key else ''}{exc}") from exc
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key == "models":

@@ -33,7 +33,8 @@ def _fork_options(c: CommandContext, opts: dict[str, str]) -> bool:
 
 def _check_agent_name(tree: AgentTree, name: str) -> None:
     if not _AGENT_NAME.match(name):
-        raise UsageError(f"'{name}' is not a valid agent name (a letter, then letters, digits, _ . -)")
+        raise UsageError(f"'{name}' is not a valid agent name (a letter, then letters, digits, "
+                         "_ . -; 32 characters at most)")
     if any(a.name == name for a in tree):
         raise CommandError(f"an agent named '{name}' already exists")
 
@@ -159,7 +160,11 @@ async def check_mail(c: CommandContext) -> CommandResult:
             # The LLM gets its mail in the tool result; a user message mid-turn would
             # split a tool exchange.
             c.add("user", {"content": text, "mail": mail_id})
-    return CommandResult(lines)
+    if c.source == "llm":
+        return CommandResult(lines)
+    # Each mail is now a message of the context, shown as one: not repeated here.
+    return CommandResult([f"{len(lines)} mail{'s' if len(lines) != 1 else ''} read into the "
+                          "context."])
 
 
 async def kill(c: CommandContext) -> CommandResult:

@@ -318,7 +318,7 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         """A line in the focused pane that is not part of the log (an error that wrote nothing)."""
         pane = self.panes.active
         if pane is not None:
-            pane.scrollback.add_note(kind, text)
+            self.panes.add_note(pane.agent_id, kind, text)
 
     def start_command(self, name: str) -> None:
         self.prompt_input.text = f"/{name} "

@@ -41,13 +41,28 @@ def completions(session: Session | None, agent_id: str | None, before: str) -> l
     return []
 
 
+def command_score(query: str, name: str, name_score: float, text_score: float) -> float:
+    """How well a command answers what was typed in the palette: its name first (typing
+    `mark` means /mark, not /clear [MARK]), then its usage and summary."""
+    typed = query.strip().lstrip("/").lower()
+    # Tiers above any fuzzy score (the matcher's scores are not bounded by 1).
+    if typed and name == typed:
+        return 3000 + text_score
+    if typed and name.startswith(typed):
+        return 2000 + text_score
+    if name_score > 0:
+        return 1000 + name_score
+    return text_score
+
+
 class SlashCommands(Provider):
     """The command palette lists every slash command; choosing one starts it in the input."""
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for spec in REGISTRY:
-            score = matcher.match(f"{spec.usage} {spec.summary}")
+            score = command_score(query, spec.name, matcher.match(spec.name),
+                                  matcher.match(f"{spec.usage} {spec.summary}"))
             if score > 0:
                 # Plain Content: highlight() would read "[MARK]" as markup and drop it.
                 yield Hit(score, Content(spec.usage), partial(self._start, spec.name),

@@ -41,7 +41,13 @@ class AgentPages:
             items: list[Item] = []
             if self.parent_id is not None:
                 replayer = await self.session.replayer(self.agent_id)
-                for key, (_seq, kind, payload) in replayer.base.entries:
+                base = replayer.base
+                # A tool call still running in the parent at fork (its result came after)
+                # was never sent to the child: not shown as inherited either.
+                answered = set(base.result_of) if base.result_of else set()
+                for key, (_seq, kind, payload) in base.entries:
+                    if kind == "tool_call" and key not in answered:
+                        continue
                     if kind == "summary":
                         items.append(Item(key, "note", f"Summary: {payload.get('content', '')}"))
                     else:

@@ -15,8 +15,9 @@ from textual.containers import Horizontal
 from textual.message import Message
 
 from ikigai_tui.tui.messages import AgentNote, EventsArrived, StreamArrived
+from ikigai_tui.tui.notes import Notes
 from ikigai_tui.tui.pages import AgentPages
-from ikigai_tui.tui.transcript import items_from_events
+from ikigai_tui.tui.transcript import Item, items_from_events
 from ikigai_tui.tui.widgets.pane import AgentPane
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class Panes(Horizontal):
         self.session: Session | None = None
         self.panes: list[AgentPane] = []
         self.index = 0
+        self.notes = Notes()
 
     @property
     def active(self) -> AgentPane | None:
@@ -57,6 +59,7 @@ class Panes(Horizontal):
                 pane.scrollback.stream(message.text, message.index)
 
     def on_events_arrived(self, message: EventsArrived) -> None:
+        self.notes.seen(message.events)
         by_agent: dict[str, list] = {}
         for event in message.events:
             by_agent.setdefault(event.agent_id, []).append(event)
@@ -72,14 +75,22 @@ class Panes(Horizontal):
                 pane.scrollback.add_items(items)
 
     def on_agent_note(self, message: AgentNote) -> None:
-        for pane in self.showing(message.agent_id):
-            pane.scrollback.add_note(message.kind, message.text)
+        self.add_note(message.agent_id, message.kind, message.text)
+
+    def add_note(self, agent_id: str, kind: str, text: str) -> None:
+        """A line for the agent's panes that is not in the log; kept for the session, so
+        it is still shown after switching to another agent and back."""
+        item = Item(-1, kind, text)
+        panes = self.showing(agent_id)
+        self.notes.add(agent_id, item, panes[0].scrollback.items if panes else ())
+        for pane in panes:
+            pane.scrollback.add_items([item])
 
     # -- managing the panes ------------------------------------------------------
 
     def _new_pane(self, agent_id: str) -> AgentPane:
         assert self.session is not None
-        return AgentPane(agent_id, AgentPages(self.session, agent_id))
+        return AgentPane(agent_id, self.notes.pages(agent_id, AgentPages(self.session, agent_id)))
 
     async def start(self, session: Session, agent_id: str) -> None:
         """The first pane, with its latest page read before the screen is composed."""

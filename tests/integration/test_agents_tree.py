@@ -29,7 +29,8 @@ async def test_send_and_check_mail(session):
     assert len((await session.replayer(kid)).unread) == 2
     before = await msgs(session, kid)
     out = await session.command(kid, "/check-mail")
-    assert out.lines == [f"Mail from {label}: hello there", f"Mail from {label}: second one"]
+    # Each mail becomes a user message; the output does not repeat them (issue 13 item 17).
+    assert out.lines == ["2 mails read into the context."]
     after = await msgs(session, kid)
     assert after[: len(before)] == before
     assert [(m[1], m[2]) for m in after[len(before):]] == [

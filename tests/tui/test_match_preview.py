@@ -81,7 +81,8 @@ async def test_items_are_grouped_by_exchange_with_their_reasons():
         assert shown[4].strip() == "↳ proposes the tables"
         assert shown[8].split()[1:4] == ["#58", "tool_result", "3"]  # no reason line after it
         assert shown[9].startswith("exchange #90")
-        assert "▐X▌" in shown[1] and "▐X▌" in shown[10]  # the box is drawn either way
+        # The box is drawn either way, ticked and unticked differ by glyph (not only colour).
+        assert "▐X▌" in shown[1] and "▐ ▌" in shown[10]
 
 
 async def test_title_matcher_and_subtitle():

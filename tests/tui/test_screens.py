@@ -159,7 +159,9 @@ async def test_preview_initial_totals_and_rows():
         assert isinstance(screen, PreviewScreen)
         assert totals(screen) == "2 of 3 selected · removes 420 tokens · context: 5,000 → 4,580 tokens"
         items = screen.query_one(PreviewList)
-        prompts = [items.line_text(i).removeprefix("▐X▌ ") for i in range(3)]
+        boxes = [items.line_text(i)[:4] for i in range(3)]
+        assert sorted(boxes) == ["▐ ▌ ", "▐X▌ ", "▐X▌ "]  # 2 of 3 ticked: X, or empty
+        prompts = [items.line_text(i)[4:] for i in range(3)]
         assert items.line_count == 3  # no exchanges, no reasons: one line an item
         assert prompts[0].split() == ["#30", "assistant", "400", "Lisbon", "is", "mild", "in", "November"]
         assert prompts[2].split()[:4] == ["#44", "tool_result", "1,000", '{"t":']

@@ -60,7 +60,9 @@ def test_per_model_input_limit(tmp_path):
     ('[models."m"]\nmax_input_tokens = 10\n', ["line 2", "256 or more"]),
     ('model = "a"\n\nsliding_context_tokens = "lots"\n', ["line 3", "sliding_context_tokens"]),
     ('model = "a"\ncolour = "blue"\n', ["line 2", "unknown key 'colour'"]),
-    ('model = \n', ["line 1"]),
+    ('model = \n', ["line 1", "'model'"]),
+    ('model = "a"\nsliding_context_tokens = abc\n', ["line 2", "'sliding_context_tokens'"]),
+    ('offline_delay = 1e\n', ["line 1", "'offline_delay'"]),
     ('sliding_context_tokens = -5\n', ["line 1", "0 or more"]),
     ('[models."m"]\nbase = "x"\n', ["line 2", "unknown key 'base'"]),
 ])

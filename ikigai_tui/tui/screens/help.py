@@ -30,15 +30,15 @@ CONTEXT_NOTES: tuple[tuple[str, str], ...] = (
     (
         "The context",
         "is what an agent's LLM sees. It is computed from a log that is never edited: "
-        "/clear, /rewind, /forget, /remember and /compact only add events that change "
-        "the view, and /undo reverses the latest of them. /context shows what is sent.",
+        "/clear, /rewind, /forget and /remember only add events that change the view, "
+        "and /undo reverses the latest of them. /context shows what is sent.",
     ),
     (
         "The window",
         "keeps requests within the token budget. When an agent goes idle, whole turns "
         "leave from the front until the request fits; the latest turn always stays. A "
-        "rule in the scrollback shows where the window starts. Pins and summaries are "
-        "outside it and always sent; /recall still finds everything that left.",
+        "rule in the scrollback shows where the window starts. Pins are outside it and "
+        "always sent; what left stays in the log and in the scrollback.",
     ),
     (
         "Marks",

@@ -27,7 +27,8 @@ __all__ = ["PreviewList"]
 
 ROLE_WIDTH = 12
 INDENT = "  "  # items under a group header
-BOX = ("▐", "X", "▌")  # the tick box, as Textual's SelectionList draws it
+BOX = ("▐", "X", "▌")  # the tick box, as Textual's SelectionList draws it...
+UNTICKED = " "  # ... but empty when unticked: the two differ by glyph, not only by colour
 
 
 def _fit(text: str, cells: int) -> str:
@@ -289,8 +290,8 @@ class PreviewList(ScrollView, can_focus=True):
             reason = "↳ " + one_line(item.reason or "")
             return [Segment(lead, base),
                     Segment(_fit(reason, width - len(lead)), self._style("preview-list--reason", base))]
-        box_style = self._style("preview-list--box-on" if item.id in self._checked
-                                else "preview-list--box", Style())
+        ticked = item.id in self._checked
+        box_style = self._style("preview-list--box-on" if ticked else "preview-list--box", Style())
         side = Style(color=box_style.bgcolor, bgcolor=base.bgcolor)
         ident = f"#{item.id}"
         role = sanitize(item.role)
@@ -301,7 +302,8 @@ class PreviewList(ScrollView, can_focus=True):
             text = self._rows[ref] = first_line_of(item.first_line)
         segments = [
             Segment(indent, base),
-            Segment(BOX[0], side), Segment(BOX[1], base + box_style), Segment(BOX[2], side),
+            Segment(BOX[0], side), Segment(BOX[1] if ticked else UNTICKED, base + box_style),
+            Segment(BOX[2], side),
             Segment(" ", base),
             Segment(ident.ljust(self._id_w), self._style("preview-list--id", base)),
             Segment(f"  {role.ljust(self._role_w)}  {f'{item.tokens:,}'.rjust(self._tok_w)}  ", base),

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 
 from rich.text import Text
@@ -36,6 +37,14 @@ from ikigai_tui.tui.safe_text import sanitize
 __all__ = ["PromptInput"]
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter", "ctrl+enter"})
+# Invisible characters that join or shape what is around them (emoji sequences like
+# 👩‍💻, scripts that need them); Python does not call them printable, so a TextArea drops
+# them when typed or pasted key by key.
+JOINERS = frozenset({"\u200c", "\u200d", *map(chr, range(0xE0020, 0xE0080))})
+# Their key names ("zero_width_joiner"), for a key event that names one but has lost
+# its character (Textual's simulated keys do that).
+_JOINER_KEYS = {unicodedata.name(c).lower().replace(" ", "_").replace("-", "_"): c
+                for c in JOINERS}
 HINT_LIMIT = 8
 _LAST_WORD = re.compile(r"\S*\Z")
 
@@ -166,6 +175,9 @@ class PromptInput(TextArea):
             handled = True
         elif key == "tab":
             handled = self._complete()
+        elif (joiner := event.character or _JOINER_KEYS.get(key)) in JOINERS and not self.read_only:
+            self.insert(joiner)
+            handled = True
         elif key == "up":
             handled = self._take_back() or self._history_back()
         elif key == "down":

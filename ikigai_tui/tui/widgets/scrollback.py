@@ -164,7 +164,8 @@ class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
         return render_item(self.app.console, item, self._content_width(), expanded=self.expanded)
 
     def _content_width(self) -> int:
-        return max(10, self.scrollable_content_region.width - 1)
+        # Never wider than the pane (a narrow pane wraps words rather than clip them).
+        return max(1, self.scrollable_content_region.width - 1)
 
     def _set_items(self, items: list[Item], keep: str = "end") -> None:
         """Replace the loaded range, trimming it to MAX_LINES from the side not kept."""
