@@ -56,6 +56,7 @@ BAD = [
     ([], "/fork --name=", "empty value for --name", True),
     ([], "/fork --name root", "an agent named 'root' already exists", False),
     ([], "/fork --name 9lives", "not a valid agent name", True),
+    ([], "/fork --name " + "a" * 33, "32 characters at most", True),
     ([], "/fork --name a --name b", "--name given twice", True),
     ([], "/fork --model", "missing value after --model", True),
     ([], "/fork --model gpt4o", "is not a model name", False),
