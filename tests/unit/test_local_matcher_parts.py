@@ -73,6 +73,17 @@ def test_every_word_of_a_several_word_criterion_matches_alone():
     assert select(q, ex, words, params, n_words=1)[0].tolist() == []
 
 
+def test_a_single_word_few_exchanges_hold_matches_them_a_common_one_does_not():
+    ex = _unit([1, 0], [0, 1], [0, 1], [0, 1], [0, 1], [0, 1])
+    q = _unit([1, 1])[0]
+    params = Params(gate=2.0, floor=0.0, relative=0.5, words=0.0, expand=0.0, smooth=0.0,
+                    single=2.0)  # meaning alone passes nothing
+    rare = np.array([0, 1, 0, 0, 1, 0], np.float32)  # 2 of 6 exchanges say "weather"
+    assert select(q, ex, rare, params, n_words=1)[0].tolist() == [1, 4]
+    common = np.array([1, 1, 1, 0, 1, 0], np.float32)  # 4 of 6: the word says little
+    assert select(q, ex, common, params, n_words=1)[0].tolist() == []
+
+
 def test_a_long_message_does_not_drown_its_exchange():
     means = _unit([1, 0], [0, 1])
     short_long = exchange_vectors(means, np.array([10, 100_000]), np.array([0]),

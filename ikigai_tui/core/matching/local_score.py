@@ -51,6 +51,8 @@ class Params:
 # (floor is fixed there, above the grid's best, so that a neighbour alone never brings in
 # an exchange). words = 0: on these sets the criterion's words add nothing to the meaning
 # score beyond the every-word rule.
+RARE_SHARE = 3  # a single word held by at most 1 in this many exchanges matches by itself
+
 TUNED = Params(gate=0.18, floor=0.05, relative=0.3, words=0.0, expand=1.0, smooth=1.0,
                seeds=3, single=0.5, every_word=2)
 
@@ -106,6 +108,12 @@ def select(query: Any, exchanges: Any, words: Any, params: Params = TUNED,
     # matches whatever its meaning score; one word in passing is weaker evidence.
     every = 0 < params.every_word <= n_words
     by_words = np.flatnonzero(words >= 1 - 1e-6) if every else np.empty(0, np.int64)
+    if n_words == 1 and params.every_word:
+        # One word ("weather") that only a few exchanges hold names them; a word most
+        # exchanges hold says little.
+        hits = np.flatnonzero(words >= 1 - 1e-6)
+        if hits.size * RARE_SHARE <= len(words):
+            by_words = hits
     if raw.size == 0:
         return by_words, meaning
     seeds = np.argsort(-raw, kind="stable")[: params.seeds]
