@@ -57,12 +57,12 @@ class QueuedLine(Static):
             self.update("")
             return
         first = " ".join(sanitize(text[:PREVIEW]).split())
-        if len(first) > 40:
-            first = first[:39] + "…"
+        if len(first) > 24:
+            first = first[:23] + "…"
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append("⧗ Queued", style="bold")
         line.append(f" for {sanitize(label)}" if label else "")
-        line.append(f": {first} · sent when the reply ends · Esc/↑ takes it back")
+        line.append(f": {first} · Esc/↑ takes it back · sent when the reply ends")
         self.update(line)
         self.add_class("-shown")
 
