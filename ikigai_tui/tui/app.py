@@ -308,8 +308,8 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
 
     def on_key(self, event: events.Key) -> None:
         """A character typed while the tree or a pane has the focus goes to the input."""
-        if (event.is_printable and event.character and self.screen is self.screen_stack[0]
-                and self.focused is not self.prompt_input):
+        if (event.is_printable and event.character and event.character != " "
+                and self.screen is self.screen_stack[0] and self.focused is not self.prompt_input):
             event.stop()
             self.prompt_input.focus()
             self.prompt_input.insert(event.character)
