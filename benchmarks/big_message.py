@@ -141,8 +141,11 @@ def measure(size: int, wide: bool = False) -> tuple[dict, list[str]]:
     with tempfile.TemporaryDirectory() as tmp, FakeProvider() as fake:
         fake.queue(Reply(text="Hello."), Reply(text="Received."))
         db, out = f"{tmp}/big.db", f"{tmp}/out.json"
+        # No model takes ~3 million tokens: this one is declared to (a message that cannot
+        # fit the model's limit is refused before it is written).
+        Path(f"{tmp}/config.toml").write_text(f'[models."{MODEL}"]\nmax_input_tokens = 10_000_000\n')
         env = dict(os.environ, OPENAI_API_KEY="bench-key", HOME=tmp, XDG_DATA_HOME=tmp,
-                   XDG_CONFIG_HOME=tmp)
+                   XDG_CONFIG_HOME=tmp, IKIGAI_CONFIG=f"{tmp}/config.toml")
         with open(f"{tmp}/stdout", "wb") as stdout, open(f"{tmp}/stderr", "wb") as stderr:
             proc = subprocess.Popen(
                 [sys.executable, __file__, "--child", fake.openai_base, db, out],
