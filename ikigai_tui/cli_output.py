@@ -12,6 +12,7 @@ from typing import Any
 from ikigai_tui.cli_print import Channel
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.agents import AgentRuntime
+from ikigai_tui.core.limits import format_percent
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.events import Event, message_text
 from ikigai_tui.core.session import Session
@@ -213,7 +214,7 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                 about = "~" if data["estimated"] else ""
                 out.line(f"Agent {session.tree.label(agent.id)}, model {data['model']}, "
                          f"{about}{data['tokens']} tokens of {data['limit']} "
-                         f"({data['percent']:.0f}%, budget {data['budget'] or 'off'})")
+                         f"({format_percent(data['percent'])}, budget {data['budget'] or 'off'})")
                 out.line((await session.usage(agent.id)).line())
                 for m in data["messages"]:
                     rule = "" if m["in_window"] else " (outside the window)"

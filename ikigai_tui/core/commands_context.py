@@ -8,6 +8,7 @@ from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import (
     CommandError, CommandResult, IdRange, UsageError, check_mark_name,
 )
+from ikigai_tui.core.limits import usage_text
 from ikigai_tui.core.matching.command import propose_matches, read_filter_args
 from ikigai_tui.core.proposals import FilterProposal
 
@@ -116,8 +117,6 @@ async def remember(c: CommandContext) -> FilterProposal | CommandResult:
     return await _filter(c, "remember")
 
 
-def _k(tokens: int) -> str:
-    return f"{tokens / 1000:.1f}K" if tokens >= 10_000 else f"{tokens:,}"
 
 
 async def context(c: CommandContext) -> CommandResult:
@@ -131,7 +130,7 @@ async def context(c: CommandContext) -> CommandResult:
         budget += " (set with /budget)"
     start = f"message {w.start}" if w.start is not None else "empty"
     lines = [
-        f"Context: {_k(w.tokens)}/{_k(w.limit)} tokens ({w.percent:.0f}%), {w.state}; "
+        f"Context: {usage_text(w.tokens, w.limit, w.budget, w.exact)}, {w.state}; "
         f"counts {kind} for {c.services.model_of(c.agent)}",
         f"  system prompt  {w.system:>9,}" + (f"  (of which {len(r.pins)} pins: {w.pins:,})"
                                                  if r.pins else ""),

@@ -33,13 +33,39 @@ def usage_state(share: float) -> str:
 
 
 def format_tokens(count: int) -> str:
-    """999 -> "999", 9500 -> "9.5K", 80000 -> "80K", 1500000 -> "1.5M"."""
+    """999 -> "999", 1950 -> "1.9K", 2000 -> "2K", 80000 -> "80K", 1500000 -> "1.5M"."""
     count = max(0, int(count))
     if count < 1000:
         return str(count)
     if count < 10_000:
-        return f"{math.floor(count / 100) / 10:.1f}K"
+        return f"{math.floor(count / 100) / 10:.1f}".removesuffix(".0") + "K"
     thousands = round(count / 1000)
     if thousands < 1000:
         return f"{thousands}K"
-    return f"{count / 1_000_000:.1f}M"
+    return f"{count / 1_000_000:.1f}".removesuffix(".0") + "M"
+
+
+def format_percent(percent: float) -> str:
+    """A share of the model's limit, as the gauge, the tree and /context all show it:
+    floored, so it never reaches a threshold (80%, 95%) before the state does; but any
+    usage at all reads at least 1% (0.95% is not "0%"), and no usage reads 0%."""
+    if not math.isfinite(percent):
+        return "?"
+    if percent <= 0:
+        return "0%"
+    return f"{max(1, math.floor(percent))}%"
+
+
+def usage_text(tokens: int, limit: int, budget: int, exact: bool = True) -> str:
+    """The request's size against the window and the model's limit, e.g.
+    `~1.9K of 2K window · 1% of 200K` (`~`: estimated), or `~80K · 40% of 200K · window
+    off` without a window."""
+    approx = "" if exact else "~"
+    size = f"{approx}{format_tokens(tokens)}"
+    if budget > 0:
+        size += f" of {format_tokens(budget)} window"
+    if limit > 0:
+        size += f" · {format_percent(100.0 * tokens / limit)} of {format_tokens(limit)}"
+    if budget <= 0:
+        size += " · window off"
+    return size

@@ -80,6 +80,13 @@ class MainScreenActions:
         for pane in self.panes.all():
             pane.scrollback.toggle_tools()
 
+    def action_toggle(self: IkigaiApp, what: str) -> None:
+        """F6, F7: hide or show the messages out of the context ("outside"), or show or
+        hide each message's id ("ids"), in every pane (a pane opened later follows)."""
+        setattr(self, f"show_{what}", shown := not getattr(self, f"show_{what}"))
+        for pane in self.panes.all():
+            pane.scrollback.toggle(what, shown)
+
     async def action_scroll(self: IkigaiApp, how: str) -> None:
         pane = self.panes.active
         if pane is None:

@@ -26,7 +26,7 @@ from ikigai_tui.core.notices import Notice, TurnFinished
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.window import CONTEXT_FULL
+from ikigai_tui.core.window import CONTEXT_FULL, Window
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
@@ -35,7 +35,7 @@ from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.submit import submit
-from ikigai_tui.tui.widgets.agent_tree import AgentRow, AgentTreeView
+from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
@@ -67,6 +67,8 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         Binding("ctrl+o", "toggle_tools", "Tools", priority=True),
         Binding("f4", "toggle_tree", "Hide/show the agent tree", show=False, priority=True),
         Binding("f5", "copy_reply", "Copy the reply in view", show=False, priority=True),
+        Binding("f6", "toggle('outside')", "Out of context", priority=True),
+        Binding("f7", "toggle('ids')", "Ids", show=False, priority=True),
         Binding("pageup", "scroll('page_up')", "Page up", show=False, priority=True),
         Binding("pagedown", "scroll('page_down')", "Page down", show=False, priority=True),
         Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True),
@@ -91,7 +93,9 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         self._refresh_again = False
         self.panes = Panes()
         self.outbox = Outbox()
-        self._percents: dict[str, float] = {}
+        self._usage: dict[str, Window] = {}
+        self.show_outside = True  # the scrollbacks' toggles (F6, F7), for every pane
+        self.show_ids = False
         self.startup_error: str | None = None
         self._signal_loop: asyncio.AbstractEventLoop | None = None  # (Textual has a _loop)
         self._stop_task: asyncio.Task | None = None
@@ -267,7 +271,7 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         self.prompt_input.set_blocked(CONTEXT_FULL if window.state == "full" else None)
         for agent, _depth in session.tree.walk():
             if agent.replayer is not None:  # the tree shows usage once it is known
-                self._percents[agent.id] = (await session.plan(agent.id)).window.percent
+                self._usage[agent.id] = (await session.plan(agent.id)).window
         self._show_status()
         await self.panes.refresh_titles_and_rules()
 
@@ -282,8 +286,7 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         offline = " model, no network" if model == "offline" else ""
         self.status_line.update(Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
                                 f" · {self.db_label}"))
-        rows = [AgentRow(agent.id, tree.label(agent.id), agent.status, agent.unread,
-                         self._percents.get(agent.id), agent.parent_id)
+        rows = [agent_row(agent, tree.label(agent.id), self._usage.get(agent.id))
                 for agent, _depth in tree.walk()]
         self.agent_tree.refresh_agents(rows, focused.id)
 

@@ -79,11 +79,11 @@ def show_targets(children: list[Token]) -> list[Token]:
     return out
 
 
-def markdown(text: str) -> Markdown:
+def markdown(text: str, code_theme: str = "monokai") -> Markdown:
     """rich's Markdown of `text`, with every link showing its real target."""
     from rich.markdown import Markdown
 
-    rendered = Markdown(text)
+    rendered = Markdown(text, code_theme=code_theme)
     for token in rendered.parsed:
         if token.type == "inline" and token.children:
             token.children = show_targets(token.children)

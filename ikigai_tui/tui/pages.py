@@ -18,7 +18,9 @@ from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.events import Event
-from ikigai_tui.tui.transcript import SHOWN_KINDS, Item, item_from_event, items_from_events
+from ikigai_tui.tui.transcript import (
+    SHOWN_KINDS, Item, item_from_event, items_from_events, removal_label,
+)
 
 if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
@@ -63,6 +65,23 @@ class AgentPages:
         parent = self.session.tree.label(self.parent_id) if self.parent_id else "?"
         return Item(-2, "note", f"Forked from {parent}: {count:,} inherited message"
                                 f"{'s' if count != 1 else ''}")
+
+    # -- what the agent sees -----------------------------------------------------
+
+    def context_version(self) -> object:
+        """Changes whenever a message may have entered or left the context other than by
+        being appended (a clear, rewind, filter, undo...), or once the context is loaded."""
+        replayer = self.session.tree[self.agent_id].replayer
+        return None if replayer is None else (id(replayer), replayer.changes)
+
+    def outside(self, key: int) -> str | None:
+        """Why the message `key` is not in the agent's context, or None if it is (or it is
+        not known yet: the context is read after the first paint)."""
+        replayer = self.session.tree[self.agent_id].replayer
+        if replayer is None:
+            return None
+        row = replayer.removal(key)
+        return None if row is None else removal_label(row[1], row[2])
 
     async def own(self, limit: int, **where: int | None) -> tuple[list[Item], int]:
         events = await self.session.store.page(self.agent_id, SHOWN_KINDS, limit=limit, **where)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.rule import Rule
 from rich.segment import Segment
@@ -24,62 +25,60 @@ from rich.text import Text
 from textual.strip import Strip
 
 from ikigai_tui.tui.links import markdown, unlink_hidden
+from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.transcript import Item
-from ikigai_tui.tui.widgets.lines import Lines, WrappedText
+from ikigai_tui.tui.widgets.lines import Lines, Mapped, WrappedText
 
-USER = Style(bold=True, color="bright_white")
-USER_MARK = Style(bold=True, color="cyan")
-TOOL = Style(color="bright_black")
-COMMAND = Style(color="cyan")
-OUTPUT = Style(color="bright_black")
-ERROR = Style(color="red", bold=True)
-NOTE = Style(color="bright_black", italic=True)
-FOLD = Style(color="yellow", italic=True)
-RULE = Style(color="yellow")
 TOOL_PREVIEW = 80
 FOLD_CHARS = 16_000  # an item longer than this is folded to its first FOLD_CHARS...
 FOLD_LINES = 300  # ... or to its first FOLD_LINES lines
 MAX_ITEM_LINES = 1_000  # drawn lines of one folded item, at any width (a last guard)
-_KIND_STYLE = {"user": USER, "tool_call": TOOL, "tool_result": TOOL, "command": COMMAND,
-               "error": ERROR, "note": NOTE}
+OUTSIDE_BAR = "┊ "  # the left edge of a message out of the context
+MESSAGE_KINDS = frozenset({"user", "assistant", "tool_call", "tool_result"})  # have ids
 
 
-def _renderable(item: Item, expanded: bool) -> RenderableType:
+def _kind_style(kind: str, p: Palette) -> Style | None:
+    return {"user": p.user, "tool_call": p.tool, "tool_result": p.tool, "command": p.command,
+            "error": p.error, "note": p.note}.get(kind)
+
+
+def _renderable(item: Item, expanded: bool, p: Palette) -> RenderableType:
     text = sanitize(item.text)
     kind = item.kind
     if kind == "user":
-        out = Text("› ", style=USER_MARK)
-        out.append(text, style=USER)
+        out = Text("› ", style=p.user_mark)
+        out.append(text, style=p.user)
         return out
     if kind == "assistant":
-        body: RenderableType = markdown(text) if text else Text("")
+        body: RenderableType = markdown(text, p.code_theme) if text else Text("")
         if item.meta.get("interrupted"):
             from rich.console import Group
 
             return Group(body, Text(f"[interrupted: {sanitize(str(item.meta.get('reason') or ''))}]",
-                                    style=NOTE))
+                                    style=p.note))
         return body
     if kind == "stream":
         return Text(text)
     if kind == "tool_call":
         name = sanitize(str(item.meta.get("name", "?")))
         shown = text if expanded else _one_line(text)
-        return Text.assemble(("  ▸ ", TOOL), (name, TOOL + Style(bold=True)), (" " + shown, TOOL))
+        return Text.assemble(("  ▸ ", p.tool), (name, p.tool + Style(bold=True)),
+                             (" " + shown, p.tool))
     if kind == "tool_result":
-        style = ERROR if item.meta.get("error") else TOOL
+        style = p.error if item.meta.get("error") else p.tool
         shown = text if expanded else _one_line(text)
-        return Text.assemble(("  ◂ ", TOOL), (shown, style))
+        return Text.assemble(("  ◂ ", p.tool), (shown, style))
     if kind == "command":
-        out = Text(text, style=COMMAND)
+        out = Text(text, style=p.command)
         for line in item.meta.get("output", []):
-            out.append("\n  " + sanitize(str(line)), style=OUTPUT)
+            out.append("\n  " + sanitize(str(line)), style=p.output)
         return out
     if kind == "error":
-        return Text(text if text.startswith("Error:") else f"Error: {text}", style=ERROR)
+        return Text(text if text.startswith("Error:") else f"Error: {text}", style=p.error)
     if kind == "rule":
-        return Rule(text, style=RULE, characters="─")
-    return Text(text, style=NOTE)
+        return Rule(text, style=p.rule, characters="─")
+    return Text(text, style=p.note)
 
 
 def _one_line(text: str) -> str:
@@ -161,33 +160,94 @@ def _note(text: str, width: int, style: Style) -> list[Strip]:
 
 
 def render_item(console: Console, item: Item, width: int, *, expanded: bool = False,
-                gap: bool = True) -> Sequence[Strip]:
-    """The item's lines at this width, with a blank line after it."""
+                gap: bool = True, palette: Palette = PLAIN, outside: bool = False,
+                id_width: int = 0) -> Sequence[Strip]:
+    """The item's lines at this width, with a blank line after it.
+
+    `outside`: the agent no longer sees this message; it is drawn in the palette's
+    `outside` colour. `id_width`: a gutter of that many cells at the left holds a
+    message's id (on its first line).
+    """
     width = max(1, width)
+    inner = max(1, width - id_width - (len(OUTSIDE_BAR) if outside else 0))
     tail = [Strip.blank(0)] if gap and item.kind != "tool_call" else []
+    body = _body(console, item, inner, expanded, palette, outside)
+    if outside:  # a bar down its left side: the run shows without colours too
+        body = _with_gutter(body, OUTSIDE_BAR, OUTSIDE_BAR, palette.outside_label)
+        tail = [Strip([Segment(OUTSIDE_BAR, palette.outside_label)])] if tail else []
+    if id_width:
+        label = str(item.key) if item.kind in MESSAGE_KINDS and item.key > 0 else ""
+        body = _with_gutter(body, label.rjust(id_width - 1) + " ", " " * id_width, palette.id)
+        if tail and outside:  # the bar goes on through the gap, after the gutter
+            tail = _with_gutter(tail, " " * id_width, " " * id_width, palette.id)
+    if isinstance(body, list):
+        return body + tail
+    return Lines([body, tail])
+
+
+def _body(console: Console, item: Item, width: int, expanded: bool, p: Palette,
+          outside: bool) -> Sequence[Strip]:
+    recolour = p.outside if outside else None
     if folds(item) and (expanded or item.kind not in ("tool_call", "tool_result")):
         # (Folded tool entries show one line already.)
         chars, _lines = _size(item)
         if expanded:
-            whole = WrappedText(sanitize(_whole_text(item)), width, _KIND_STYLE.get(item.kind))
+            style = recolour or _kind_style(item.kind, p)
+            whole = WrappedText(sanitize(_whole_text(item)), width, style)
             head = _note(f"▾ {chars:,} characters, shown whole as plain text · Ctrl+O folds it",
-                         width, FOLD)
-            return Lines([head, whole, tail])
+                         width, p.fold)
+            return Lines([head, whole])
         shown = _head_item(item)
-        strips = _draw(console, _renderable(shown, False), width)[: MAX_ITEM_LINES - 1]
+        strips = _draw(console, _renderable(shown, False, p), width, p, recolour)
         hidden = max(0, chars - _size(shown)[0])
         note = _note(f"… {hidden:,} more characters not shown ({chars:,} in all) · Ctrl+O shows all",
-                     width, FOLD)
-        return strips + note + tail
-    return _draw(console, _renderable(item, expanded), width) + tail
+                     width, p.fold)
+        return strips[: MAX_ITEM_LINES - 1] + note
+    return _draw(console, _renderable(item, expanded, p), width, p, recolour)
 
 
-def _draw(console: Console, renderable: RenderableType, width: int) -> list[Strip]:
+def _with_gutter(body: Sequence[Strip], first_text: str, rest_text: str,
+                 style: Style) -> Sequence[Strip]:
+    """Every line of `body` after a gutter: `first_text` on the first, `rest_text` on the
+    others (both as wide)."""
+    first, blank = Segment(first_text, style), Segment(rest_text, style)
+    width = cell_len(first_text)
+
+    def add(index: int, strip: Strip) -> Strip:
+        return Strip([first if index == 0 else blank, *strip], strip.cell_length + width)
+
+    if isinstance(body, list):
+        return [add(index, strip) for index, strip in enumerate(body)]
+    return Mapped(body, add)
+
+
+def _draw(console: Console, renderable: RenderableType, width: int, p: Palette = PLAIN,
+          recolour: Style | None = None) -> list[Strip]:
     options = console.options.update(width=width, height=None)
-    lines = unlink_hidden(console.render_lines(renderable, options, pad=False))
+    theme = p.markdown_theme
+    if theme is None:
+        lines = console.render_lines(renderable, options, pad=False)
+    else:
+        with console.use_theme(theme):
+            lines = console.render_lines(renderable, options, pad=False)
+    lines = unlink_hidden(lines)
+    if recolour is not None:
+        colour = Style.from_color(recolour.color)  # the palette's, over the text's own
+        lines = [[Segment(text, style + colour if style else colour, control)
+                  for text, style, control in line] for line in lines]
     return [Strip(line) for line in lines]
 
 
 def render_text_lines(console: Console, text: str, width: int) -> list[Strip]:
     """Plain wrapped text (a reply while it streams)."""
     return _draw(console, Text(sanitize(text)), max(1, width))
+
+
+def render_text(console: Console, text: Text, width: int) -> list[Strip]:
+    """Styled text, word-wrapped to the width (the welcome)."""
+    return _draw(console, text, max(1, width))
+
+
+def render_label(text: str, width: int, style: Style) -> list[Strip]:
+    """One line of text, cut with an ellipsis to the width (a label, a placeholder)."""
+    return _note(text, max(1, width), style)

@@ -37,3 +37,18 @@ def item_from_event(event: Event) -> Item | None:
 
 def items_from_events(events: list[Event]) -> list[Item]:
     return [item for item in map(item_from_event, events) if item is not None]
+
+
+def removal_label(kind: str, payload: dict) -> str:
+    """Why a message is out of the context, in a few words, from the event that took it
+    out (a clear, rewind, filter or compact)."""
+    if kind == "clear":
+        return "cleared"
+    if kind == "rewind":
+        name = payload.get("mark")
+        return f"rewound to '{name}'" if name else "rewound to an earlier mark"
+    if kind == "filter":
+        return "left out by /remember" if payload.get("mode") == "remember" else "forgotten by /forget"
+    if kind == "compact":
+        return "summarised"
+    return "taken out"

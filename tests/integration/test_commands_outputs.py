@@ -13,6 +13,7 @@ import pytest
 
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.request import DEFAULT_SYSTEM_PROMPT
 from tests.integration.session_helpers import ids, talk
 
@@ -189,7 +190,9 @@ async def test_exit_and_context_and_agents(session):
     assert out.exit is True and out.lines == []
     await talk(session, root, "hi")
     out = await session.command(root, "/context")
-    assert out.lines[0].startswith("Context: ") and "/200.0K tokens (0%), normal" in out.lines[0]
+    # Rounded as the gauge rounds (core/limits.usage_text), the window's budget first.
+    w = out.data
+    assert out.lines[0].startswith(f"Context: ~{format_tokens(w.tokens)} of 100K window · 1% of 200K, normal")
     assert "estimated for offline" in out.lines[0]
     assert any(line.strip().startswith("window") and "(2 messages)" in line for line in out.lines)
     assert any(line.startswith("Budget: 100,000; window starts at message") for line in out.lines)

@@ -34,13 +34,15 @@ async def _conversation(session, turns: int = len(QUESTIONS)) -> None:
 
 
 def test_first_start_offline(bench, snap_compare):
-    """An empty database on the offline model: the root agent, an empty scrollback, the
-    status line says the model is offline, the gauge, the input and the footer."""
+    """An empty database on the offline model: the root agent, the welcome in its empty
+    scrollback, the status line says the model is offline, the gauge, the input and the
+    footer."""
     app = bench.app()
 
     async def run_before(pilot):
         await settle(pilot)
         assert app.session is not None and len(list(app.session.tree)) == 1
+        assert all_lines(app.panes.active.scrollback)[0] == "Welcome to ikigai."
         assert app.session.model_of(app.session.tree.root) == "offline"
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -267,12 +267,15 @@ async def test_blocked_message_is_not_markup():
     [
         (0, "0"),
         (999, "999"),
-        (1000, "1.0K"),
+        (1000, "1K"),
+        (1950, "1.9K"),
+        (2000, "2K"),
         (9500, "9.5K"),
         (9999, "9.9K"),
         (80_000, "80K"),
         (200_000, "200K"),
         (1_500_000, "1.5M"),
+        (2_000_000, "2M"),
     ],
 )
 def test_token_format(count, shown):
@@ -297,13 +300,16 @@ async def test_gauge_text_and_estimate_marker():
         gauge = app.query_one(ContextGauge)
         assert _plain(gauge) == "Context: …"
         gauge.update_usage(80_000, 200_000, 40.0, "normal", True)
-        assert _plain(gauge) == "Context: 80K/200K tokens (40%)"
+        assert _plain(gauge) == "Context: 80K · 40% of 200K · window off"
         gauge.update_usage(80_000, 200_000, 40.0, "normal", False)
-        assert _plain(gauge) == "Context: ~80K/200K tokens (40%) estimated"
+        assert _plain(gauge) == "Context: ~80K · 40% of 200K · window off"
         gauge.update_usage(9_500, 1_500_000, 0.63, "normal", True, budget=100_000, pruned_turns=3)
-        assert _plain(gauge) == "Context: 9.5K/1.5M tokens (0%) · window 100K · 3 turns pruned"
+        assert _plain(gauge) == "Context: 9.5K of 100K window · 1% of 1.5M · 3 turns pruned"
         gauge.update_usage(999, 200_000, 0.5, "normal", True, pruned_turns=1)
-        assert _plain(gauge) == "Context: 999/200K tokens (0%) · 1 turn pruned"
+        assert _plain(gauge) == "Context: 999 · 1% of 200K · window off · 1 turn pruned"
+        # Issue 13: a full 2K window of a 200K model read "(0%)", without the window.
+        gauge.update_usage(1_950, 200_000, 0.975, "normal", False, budget=2_000)
+        assert _plain(gauge) == "Context: ~1.9K of 2K window · 1% of 200K"
         gauge.update_usage(120_000, 200_000, 60.0, "normal", True, 0, 49_669)
         assert _plain(gauge).endswith(" · 49,669 turns pruned")
         await pilot.pause()

@@ -11,6 +11,7 @@ import re
 
 from ikigai_tui.cli_output import context_data
 from ikigai_tui.core.events import WriteBatch
+from ikigai_tui.core.limits import format_percent, format_tokens
 from ikigai_tui.core.tokens import TokenCounter
 from tests.unit.window_helpers import chat, talk
 
@@ -36,8 +37,10 @@ _BREAKDOWN = [
 
 def parse_context(lines: list[str]) -> dict:
     assert len(lines) == 8, lines
-    head = re.fullmatch(r"Context: (?P<tokens>[\d.,]+K?)/(?P<limit>[\d.,]+K?) tokens "
-                        r"\((?P<percent>\d+)%\), (?P<state>normal|warning|critical|full); "
+    head = re.fullmatch(r"Context: (?P<approx>~?)(?P<tokens>[\d.]+[KM]?)"
+                        r"(?: of (?P<window_budget>[\d.]+[KM]?) window)? · "
+                        r"(?P<percent>\d+)% of (?P<limit>[\d.]+[KM]?)(?P<off> · window off)?, "
+                        r"(?P<state>normal|warning|critical|full); "
                         r"counts (?P<kind>estimated|exact) for (?P<model>\S+)", lines[0])
     assert head, lines[0]
     out = dict(head.groupdict())
@@ -65,9 +68,11 @@ async def test_context_command_reports_the_window(sessions):
     outside = [k for k in r.ctx if k not in set(window)]
     assert outside and window, "the budget should have pruned some turns"
 
-    assert _num(shown["tokens"]) == w.tokens and w.tokens < 10_000
-    assert shown["limit"] == "200.0K" and w.limit == 200_000
-    assert int(shown["percent"]) == round(100 * w.tokens / 200_000)
+    # Rounded as the gauge rounds them (issue 13): the same figures on both.
+    assert shown["tokens"] == format_tokens(w.tokens) and w.tokens < 10_000
+    assert shown["approx"] == "~" and shown["window_budget"] == "1.5K" and not shown["off"]
+    assert shown["limit"] == "200K" and w.limit == 200_000
+    assert shown["percent"] + "%" == format_percent(100 * w.tokens / 200_000)
     assert shown["state"] == w.state == "normal"
     assert (shown["kind"], shown["model"]) == ("estimated", "offline")
     assert shown["npins"] == "1" and _num(shown["pins"]) == w.pins > 0
@@ -118,6 +123,7 @@ async def test_context_command_with_the_window_off(sessions):
     shown = parse_context(result.lines)
     r = await session.replayer(root)
     assert shown["budget"] == "off (sliding window disabled)"
+    assert shown["off"] and shown["window_budget"] is None
     assert shown["start"] == f"message {next(iter(r.ctx))}"
     assert (shown["outside"], shown["noutside"], shown["pruned"]) == ("0", "0", "0")
     assert _num(shown["nwindow"]) == len(r.ctx) == 10
@@ -166,3 +172,22 @@ async def test_context_json_matches_the_meter(sessions):
     users_outside = [m for m in data["messages"] if not m["in_window"] and m["role"] == "user"]
     assert len(users_outside) == data["pruned_turns"]
     assert data["tokens"] <= data["budget"]
+
+
+# -- one rounding for the gauge, the tree and /context (issue 13, item 3) ---------------
+
+
+def test_format_percent_floors_but_never_reads_zero_for_some_usage():
+    from ikigai_tui.core.limits import format_percent
+
+    assert [format_percent(p) for p in (0, 0.01, 0.95, 1.0, 79.99, 80.0, 94.9, 100.0, 160.4)] == [
+        "0%", "1%", "1%", "1%", "79%", "80%", "94%", "100%", "160%"]
+    assert format_percent(float("nan")) == "?"
+
+
+def test_usage_text_shows_the_window_and_the_model_limit():
+    from ikigai_tui.core.limits import usage_text
+
+    assert usage_text(1_950, 200_000, 2_000, exact=False) == "~1.9K of 2K window · 1% of 200K"
+    assert usage_text(2_000, 200_000, 2_000) == "2K of 2K window · 1% of 200K"
+    assert usage_text(80_000, 200_000, 0) == "80K · 40% of 200K · window off"

@@ -1,5 +1,8 @@
 """The agent tree: status, name, context usage and unread mail of every agent.
 
+The usage reads as the gauge's, shorter: ``1.9K/2K · 1%`` is the request's size over the
+window's budget, then its share of the model's input limit.
+
 Each node's data is the agent id. The focused agent is bold with a ``▶`` marker and
 the cursor is moved to it when the focus changes; dead agents are dimmed. Enter or a
 click on a node posts `AgentTreeView.Selected`. `refresh_agents` updates labels in place
@@ -9,7 +12,7 @@ while the set of agents (and their parents) is unchanged, and rebuilds otherwise
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -17,10 +20,14 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ikigai_tui.core.limits import usage_state
+from ikigai_tui.core.limits import format_percent, format_tokens, usage_state
 from ikigai_tui.tui.safe_text import sanitize
 
-__all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label"]
+if TYPE_CHECKING:
+    from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.core.window import Window
+
+__all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label", "agent_row"]
 
 STATUS_GLYPHS = {"idle": "○", "working": "●", "dead": "✕"}
 FOCUS_MARKER = "▶ "
@@ -31,8 +38,18 @@ class AgentRow(NamedTuple):
     label: str
     status: str
     unread: int
-    percent: float | None
+    percent: float | None  # of the model's input limit; None while not measured
     parent_id: str | None
+    tokens: int | None = None  # the request's size, against...
+    budget: int = 0  # ... the window's budget (0: no window)
+
+
+def agent_row(agent: AgentRuntime, label: str, window: Window | None) -> AgentRow:
+    """The row of an agent, with its usage once its window was measured."""
+    if window is None:
+        return AgentRow(agent.id, label, agent.status, agent.unread, None, agent.parent_id)
+    return AgentRow(agent.id, label, agent.status, agent.unread, window.percent,
+                    agent.parent_id, window.tokens, window.budget)
 
 
 _USAGE_STYLES = {"normal": "dim", "warning": "yellow", "critical": "bold red", "full": "bold red"}
@@ -56,7 +73,10 @@ def agent_label(row: AgentRow, focused: bool) -> Text:
     text.append(name, style="bold" if focused else "")
     if row.percent is not None and math.isfinite(row.percent):
         percent = max(0.0, row.percent)
-        text.append(f" {math.floor(percent)}%", style=_usage_style(percent))
+        if row.tokens is not None:  # the window's fill, then the model's share, as the gauge
+            window = f"/{format_tokens(row.budget)}" if row.budget > 0 else ""
+            text.append(f" {format_tokens(row.tokens)}{window} ·", style="dim")
+        text.append(f" {format_percent(percent)}", style=_usage_style(percent))
     if row.unread > 0:
         text.append(f" ✉{row.unread}", style="bold yellow")
     if dead:

@@ -1,4 +1,4 @@
-"""The context gauge: ``Context: 80K/200K tokens (40%)`` for the focused agent.
+"""The context gauge: ``Context: ~1.9K of 2K window · 1% of 200K`` for the focused agent.
 
 The state (``normal`` / ``warning`` / ``critical`` / ``full``) is one CSS class at a time,
 ``-normal`` ... ``-full``; colours live in ``ikigai_tui/styles/widgets.tcss``.
@@ -6,23 +6,14 @@ The state (``normal`` / ``warning`` / ``critical`` / ``full``) is one CSS class 
 
 from __future__ import annotations
 
-import math
-
 from rich.text import Text
 from textual.widgets import Static
 
-from ikigai_tui.core.limits import STATES, format_tokens
+from ikigai_tui.core.limits import STATES, format_tokens, usage_text
 
 __all__ = ["STATES", "ContextGauge", "format_tokens", "gauge_text"]
 
 _STATE_CLASSES = tuple(f"-{state}" for state in STATES)
-
-
-def _format_percent(percent: float) -> str:
-    # Floor, so the figure never reaches a threshold before the state does.
-    if not math.isfinite(percent):
-        return "?"
-    return f"{max(0, math.floor(percent))}%"
 
 
 def gauge_text(
@@ -33,25 +24,12 @@ def gauge_text(
     budget: int = 0,
     pruned_turns: int = 0,
 ) -> Text:
-    """The gauge's line as plain rich Text (the dim suffix carries a style)."""
-    approx = "" if exact else "~"
-    if limit > 0:
-        main = (
-            f"Context: {approx}{format_tokens(tokens)}/{format_tokens(limit)} tokens "
-            f"({_format_percent(percent)})"
-        )
-    else:
-        main = f"Context: {approx}{format_tokens(tokens)} tokens"
-    if not exact:
-        main += " estimated"
-    text = Text(main)
-    extras: list[str] = []
-    if budget > 0:
-        extras.append(f"window {format_tokens(budget)}")
+    """The gauge's line as plain rich Text (the dim suffix carries a style):
+    ``Context: ~1.9K of 2K window · 1% of 200K · 3 turns pruned``. The figures are
+    rounded as /context rounds them (core/limits.py); `percent` only picks the state."""
+    text = Text(f"Context: {usage_text(tokens, limit, budget, exact)}")
     if pruned_turns > 0:
-        extras.append(f"{pruned_turns:,} turn{'s' if pruned_turns != 1 else ''} pruned")
-    if extras:
-        text.append("".join(f" · {extra}" for extra in extras), style="dim")
+        text.append(f" · {pruned_turns:,} turn{'s' if pruned_turns != 1 else ''} pruned", style="dim")
     return text
 
 

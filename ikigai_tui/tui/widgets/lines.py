@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
 from typing import overload
 
@@ -111,6 +111,21 @@ class WrappedText(_Strips):
     def _line(self, index: int) -> Strip:
         line = self.text[self._starts[index] : self._ends[index]]
         return Strip([Segment(line, self.style)], cell_len(line))
+
+
+class Mapped(_Strips):
+    """Another sequence's Strips, each passed through `change(index, strip)` when read."""
+
+    def __init__(self, source: Sequence[Strip], change: Callable[[int, Strip], Strip]) -> None:
+        self.source = source
+        self.change = change
+        self.cost = cost(source)
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def _line(self, index: int) -> Strip:
+        return self.change(index, self.source[index])
 
 
 class Lines(_Strips):

@@ -11,7 +11,7 @@ at its end as at its start.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from textual import events
 from textual.geometry import Size
@@ -19,22 +19,38 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from ikigai_tui.tui.render import MAX_ITEM_LINES, folds, render_item
+from ikigai_tui.tui.palette import COMPONENT_CLASSES, Palette, palette_of
+from ikigai_tui.tui.render import folds, render_item
 from ikigai_tui.tui.transcript import Item
+from ikigai_tui.tui.widgets.context_look import ContextLook, toggle_key
+from ikigai_tui.tui.widgets.layout import Decor, layout
 from ikigai_tui.tui.widgets.lines import Lines, cost
+from ikigai_tui.tui.widgets.paging import EDGE, PAGE_ITEMS, Page, Paging
 from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
 from ikigai_tui.tui.widgets.selection import SelectableLines
 from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
 
-Page = Callable[..., Awaitable[list[Item]]]
-PAGE_ITEMS = 40
 MAX_LINES = 4000  # lines held (drawn) at most; one item holds MAX_ITEM_LINES at most
-EDGE = 2  # screens from an edge of the loaded range at which the next page is fetched
 
 
-class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
-    """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log."""
+class _Hidden(tuple):
+    """The lines of a message hidden from view: none, but drawn (truthy), costing nothing."""
 
+    cost = 0
+
+    def __bool__(self) -> bool:
+        return True
+
+
+HIDDEN: Sequence[Strip] = _Hidden()
+
+
+class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=True):
+    """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log;
+    when it also has `outside(key)` and `context_version()` (AgentPages does), messages out
+    of the agent's context are drawn apart."""
+
+    COMPONENT_CLASSES = COMPONENT_CLASSES
     DEFAULT_CSS = """
     Scrollback { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
     """
@@ -62,75 +78,8 @@ class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
         self.loaded = False  # whether a page has been read (the latest, at first)
         self._undrawn = False  # older loaded items not drawn yet (see _render_all)
         self._starts: list[int] = []  # the line where each item begins
-
-    # -- loading ---------------------------------------------------------------
-
-    async def latest_page(self) -> list[Item]:
-        return await self._pages(limit=PAGE_ITEMS)
-
-    async def load_latest(self) -> None:
-        self._show_latest(await self.latest_page())
-
-    def preload(self, items: list[Item]) -> None:
-        """The latest page, read before the widget is mounted: drawn at its first layout."""
-        self._show_latest(items)
-
-    def _show_latest(self, items: list[Item]) -> None:
-        self.at_start = len(items) < PAGE_ITEMS
-        self.at_end = True
-        self.following = True
-        self._set_items(items)
-        self.loaded = True
-        if self.is_mounted:
-            self._follow()
-
-    async def _older(self) -> None:
-        if self._busy or self.at_start or not self.items:
-            return
-        self._busy = True
-        try:
-            items = await self._pages(before=self._first_key(), limit=PAGE_ITEMS)
-            self.at_start = len(items) < PAGE_ITEMS
-            if not items:
-                return
-            anchor = self._anchor()
-            self._set_items(items + self.items, keep="start")
-            self._keep_in_place(anchor)
-        finally:
-            self._busy = False
-
-    async def _newer(self) -> None:
-        if self._busy or self.at_end or not self.items:
-            return
-        self._busy = True
-        try:
-            items = await self._pages(after=self._last_key(), limit=PAGE_ITEMS)
-            self.at_end = len(items) < PAGE_ITEMS
-            if items:
-                anchor = self._anchor()
-                self._set_items(self.items + items, keep="end")
-                self._keep_in_place(anchor)
-        finally:
-            self._busy = False
-
-    def _first_key(self) -> int:
-        return next((i.key for i in self.items if i.key > 0), 0)
-
-    def _last_key(self) -> int:
-        return next((i.key for i in reversed(self.items) if i.key > 0), 0)
-
-    async def action_scroll_home(self) -> None:
-        items = await self._pages(oldest=True, limit=PAGE_ITEMS)
-        self.at_start, self.at_end = True, len(items) < PAGE_ITEMS
-        self._set_items(items, keep="start")
-        self.scroll_to(y=0, animate=False, immediate=True)
-
-    async def action_scroll_end(self) -> None:
-        self.following = True
-        if not self.at_end:
-            await self.load_latest()
-        else:
-            self._follow()
+        self.look = ContextLook(pages)
+        self._palette: Palette | None = None  # read from the theme at the first draw
 
     def _follow(self) -> None:
         """Keep the end in view: now, and again once a pending layout has happened."""
@@ -161,7 +110,27 @@ class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
     # -- content ---------------------------------------------------------------
 
     def _draw_item(self, item: Item) -> Sequence[Strip]:
-        return render_item(self.app.console, item, self._content_width(), expanded=self.expanded)
+        if self.look.reason(item) is not None and not self.look.show_outside:
+            return HIDDEN
+        return render_item(self.app.console, item, self._content_width(), expanded=self.expanded,
+                           palette=self.palette, outside=item.key in self.look.reasons,
+                           id_width=self.look.id_width)
+
+    @property
+    def palette(self) -> Palette:
+        if self._palette is None:
+            self._palette = palette_of(self)
+        return self._palette
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self._palette is not None:  # drawn already: a new theme redraws in its colours
+            self.call_later(self._restyle)
+
+    def _restyle(self) -> None:
+        old, self._palette = self._palette, None
+        if self.is_mounted and self.palette != old and self.items:
+            self._redraw(lambda _index, _item: True)
 
     def _content_width(self) -> int:
         # Never wider than the pane (a narrow pane wraps words rather than clip them).
@@ -175,6 +144,9 @@ class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
             self.items, self._strips, self._starts = items, [[] for _ in items], []
             return
         known = {id(i): s for i, s in zip(self.items, self._strips) if s}
+        if self.look.show_ids and self.look.wanted_id_width(items) != self.look.id_width:
+            self.look.id_width = self.look.wanted_id_width(items)  # a longer id: a wider gutter
+            known = {}
         # Draw from the side kept and stop at MAX_LINES: what would be trimmed is never
         # drawn (a page can be long, e.g. a child's inherited context).
         order = range(len(items)) if keep == "start" else range(len(items) - 1, -1, -1)
@@ -197,14 +169,12 @@ class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
         self._rebuild()
 
     def _rebuild(self) -> None:
-        lines = Lines()
-        starts: list[int] = []
-        for item, strips in zip(self.items, self._strips):
-            if self.rule_key is not None and item.key == self.rule_key:
-                lines.add(render_item(self.app.console, Item(-1, "rule", self.rule_label),
-                                      self._content_width()))
-            starts.append(len(lines))
-            lines.add(strips)
+        look = self.look
+        welcome = self.loaded and self.at_start and not any(i.key > 0 for i in self.items)
+        decor = Decor(self.app.console, self._content_width(), self.palette, self.rule_key,
+                      self.rule_label, look.reasons, look.show_outside, toggle_key(self.app),
+                      welcome)
+        lines, starts = layout(self.items, self._strips, decor)
         self._lines = lines
         self._starts = starts
         self._stream_from = len(lines)
@@ -237,6 +207,12 @@ class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
     def _resize(self) -> None:
         self.virtual_size = Size(self._content_width(), len(self._lines))
         self.refresh()
+
+    def on_mount(self) -> None:
+        # A pane opened later shows what the others do (the app's F4, F5 toggles).
+        self.look.show_outside = getattr(self.app, "show_outside", True)
+        self.look.show_ids = getattr(self.app, "show_ids", False)
+        self.look.id_width = self.look.wanted_id_width(self.items)
 
     def on_resize(self, event: events.Resize) -> None:
         width = self._content_width()
@@ -284,22 +260,45 @@ class Scrollback(StreamingLines, SelectableLines, ScrollView, can_focus=True):
             self._keep_in_place(anchor)
 
     def set_rule(self, key: int | None, label: str) -> None:
-        """Draw the window's rule before the item with this key (None: no rule)."""
-        if key != self.rule_key or label != self.rule_label:
-            anchor = None if self.following else self._anchor()
+        """Draw the window's rule before the item with this key (None: no rule).
+
+        Called whenever the agent's context may have changed: the messages that left it
+        (or came back, on /undo) are drawn again then.
+        """
+        changed = set(self.look.changed(self.items)) if self.size.width else set()
+        if key != self.rule_key or label != self.rule_label or changed:
             self.rule_key, self.rule_label = key, label
-            self._rebuild()
-            self._keep_in_place(anchor)
-            self._follow()  # following: the rule's lines must not push the end out of view
+            self._redraw(lambda index, _item: index in changed)
+
+    def _redraw(self, pick: Callable[[int, Item], bool]) -> None:
+        """Draw again the loaded items `pick(index, item)` chooses (those drawn already),
+        keeping the view where it is (or at the end, when it follows it)."""
+        anchor = None if self.following else self._anchor()
+        self._strips = [self._draw_item(item) if strips and pick(index, item) else strips
+                        for index, (item, strips) in enumerate(zip(self.items, self._strips))]
+        self._rebuild()
+        self._keep_in_place(anchor)
+        self._follow()  # following: new lines must not push the end out of view
 
     def toggle_tools(self) -> None:
         self.expanded = not self.expanded
-        anchor = None if self.following else self._anchor()
-        self._strips = [self._draw_item(i) if i.kind in ("tool_call", "tool_result") or folds(i)
-                        else s for i, s in zip(self.items, self._strips)]
-        self._rebuild()
-        self._keep_in_place(anchor)
-        self._follow()
+        self._redraw(lambda _index, i: i.kind in ("tool_call", "tool_result") or folds(i))
+
+    def toggle(self, what: str, show: bool | None = None) -> bool:
+        """Hide or show the messages out of the agent's context ("outside"), or show or
+        hide each message's id ("ids"); whether they are shown now."""
+        look = self.look
+        if what == "ids":
+            look.show_ids = not look.show_ids if show is None else show
+            look.id_width = look.wanted_id_width(self.items)
+            self._redraw(lambda _index, _item: True)
+            return look.show_ids
+        look.show_outside = not look.show_outside if show is None else show
+        self._redraw(lambda _index, item: item.key in look.reasons)
+        self._fill()
+        return look.show_outside
+
+
 
     def add_items(self, items: list[Item]) -> None:
         """New items at the end of the log (shown only when the newest page is loaded);

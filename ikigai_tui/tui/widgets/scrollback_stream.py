@@ -53,7 +53,8 @@ class StreamingLines:
             self._show_stream(0)
 
     def _new_stream(self) -> MarkdownStream:
-        self._stream = stream = MarkdownStream(self.app.console, self._content_width())
+        self._stream = stream = MarkdownStream(self.app.console, self._content_width(),
+                                               palette=self.palette)
         self._stream_from = len(self._lines)
         self._lines.tail = stream.lines
         return stream

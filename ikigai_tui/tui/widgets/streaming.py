@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 
 from rich.console import Console
 from rich.segment import Segment
-from rich.style import Style
 from textual.strip import Strip
 
+from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.render import FOLD_CHARS, MAX_ITEM_LINES, render_item
 from ikigai_tui.tui.transcript import Item
 
@@ -33,7 +33,6 @@ STREAM_LINES = MAX_ITEM_LINES  # lines of a streaming reply drawn at most
 OPEN_CHARS = FOLD_CHARS  # characters of the open block drawn at most
 MIN_INTERVAL = 0.03  # seconds between two drawings of the open block, at least
 COST_FACTOR = 10  # ... and at least this many times as long as the last one took
-MORE = Style(italic=True, color="yellow")
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r" {0,3}#{1,6}(\s|$)")
@@ -50,8 +49,9 @@ class MarkdownStream:
     """The lines of a streaming reply (`lines`), kept up to date as pieces are fed."""
 
     def __init__(self, console: Console, width: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *, palette: Palette = PLAIN) -> None:
         self.console = console
+        self.palette = palette  # the scrollback's colours (tui/palette.py)
         self.width = max(8, width)
         self.clock = clock
         self.text = ""  # everything received
@@ -96,7 +96,7 @@ class MarkdownStream:
     def redraw(self, width: int) -> None:
         """Everything again at another width (the pane was resized)."""
         text, pieces = self.text, self.pieces
-        self.__init__(self.console, width, self.clock)  # type: ignore[misc]
+        self.__init__(self.console, width, self.clock, palette=self.palette)  # type: ignore[misc]
         self.pieces = pieces
         if text:
             self._take(text)
@@ -210,8 +210,9 @@ class MarkdownStream:
             self.lines.pop()
         self._noted = True
         text = f"… {more:,} more characters arriving"
-        self.lines.append(Strip([Segment(text, MORE)], len(text)))
+        self.lines.append(Strip([Segment(text, self.palette.fold)], len(text)))
         return len(self.lines) - 1
 
     def _draw(self, text: str) -> Sequence[Strip]:
-        return render_item(self.console, Item(-1, "assistant", text), self.width, gap=False)
+        return render_item(self.console, Item(-1, "assistant", text), self.width, gap=False,
+                           palette=self.palette)

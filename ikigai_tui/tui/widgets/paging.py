@@ -1,0 +1,109 @@
+"""Loading the scrollback's pages: the latest, older and newer ones, the oldest.
+
+A mixin of Scrollback (widgets/scrollback.py), which holds the loaded range and draws it;
+this part decides what to read from the log and where the range goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from ikigai_tui.tui.transcript import Item
+
+Page = Callable[..., Awaitable[list[Item]]]
+PAGE_ITEMS = 40
+EDGE = 2  # screens from an edge of the loaded range at which the next page is fetched
+FILL_PAGES = 25  # older pages read in a row, at most, while what is shown fills no screen
+
+
+class Paging:
+    # Held by Scrollback (declared here for readers and type checkers).
+    _pages: Page
+    items: list[Item]
+    at_start: bool
+    at_end: bool
+    following: bool
+    loaded: bool
+    _busy: bool
+
+    async def latest_page(self) -> list[Item]:
+        return await self._pages(limit=PAGE_ITEMS)
+
+    async def load_latest(self) -> None:
+        self._show_latest(await self.latest_page())
+
+    def preload(self, items: list[Item]) -> None:
+        """The latest page, read before the widget is mounted: drawn at its first layout."""
+        self._show_latest(items)
+
+    def _show_latest(self, items: list[Item]) -> None:
+        self.at_start = len(items) < PAGE_ITEMS
+        self.at_end = True
+        self.following = True
+        self._set_items(items)
+        self.loaded = True
+        if self.is_mounted:
+            self._follow()
+            self._fill()
+
+    def _short(self) -> bool:
+        """Messages are hidden and what is left does not fill the view and its margins."""
+        return (not self.look.show_outside and not self.at_start and not self._busy
+                and 0 < len(self._lines) < (EDGE + 1) * self.size.height)
+
+    def _fill(self) -> None:
+        """When the loaded range does not fill the view (its messages hidden), read older
+        pages until it does, FILL_PAGES at most: scrolling up could not ask for them."""
+        if self._short():
+            self.run_worker(self._older(FILL_PAGES), group="page", exclusive=True)
+
+    async def _older(self, fill: int = 0) -> None:
+        if self._busy or self.at_start or not self.items:
+            return
+        self._busy = True
+        try:
+            items = await self._pages(before=self._first_key(), limit=PAGE_ITEMS)
+            self.at_start = len(items) < PAGE_ITEMS
+            if not items:
+                return
+            anchor = self._anchor()
+            self._set_items(items + self.items, keep="start")
+            self._keep_in_place(anchor)
+        finally:
+            self._busy = False
+        if fill > 1 and self._short():
+            await self._older(fill - 1)
+
+    async def _newer(self) -> None:
+        if self._busy or self.at_end or not self.items:
+            return
+        self._busy = True
+        try:
+            items = await self._pages(after=self._last_key(), limit=PAGE_ITEMS)
+            self.at_end = len(items) < PAGE_ITEMS
+            if items:
+                anchor = self._anchor()
+                self._set_items(self.items + items, keep="end")
+                self._keep_in_place(anchor)
+        finally:
+            self._busy = False
+
+    def _first_key(self) -> int:
+        return next((i.key for i in self.items if i.key > 0), 0)
+
+    def _last_key(self) -> int:
+        return next((i.key for i in reversed(self.items) if i.key > 0), 0)
+
+    async def action_scroll_home(self) -> None:
+        items = await self._pages(oldest=True, limit=PAGE_ITEMS)
+        self.at_start, self.at_end = True, len(items) < PAGE_ITEMS
+        self._set_items(items, keep="start")
+        self.scroll_to(y=0, animate=False, immediate=True)
+
+    async def action_scroll_end(self) -> None:
+        self.following = True
+        if not self.at_end:
+            await self.load_latest()
+        else:
+            self._follow()
+

@@ -1,0 +1,174 @@
+"""What each agent sees, on the screen (issue 13, items 1, 2 and 18): messages out of the
+agent's context are drawn apart with why (and F4 hides them), F5 shows each message's id,
+and a new agent's empty scrollback holds a welcome until its conversation starts."""
+
+from __future__ import annotations
+
+from ikigai_tui.tui.render import OUTSIDE_BAR
+from ikigai_tui.tui.welcome import KEY_BINDINGS, KEYS, TITLE
+
+from .conftest import all_lines, conversation, events_of, idle, root_id, settle, type_text
+
+SIZE = (120, 40)
+
+
+async def _ids(session, root: str, kind: str) -> list[int]:
+    events = await session.store.events(root)
+    return [e.id for e in events if e.kind == kind]
+
+
+async def _rewound_forgotten_cleared(session) -> dict[str, list[int]]:
+    """alpha -> rewound; one user message forgotten; then everything cleared; then one
+    more exchange, in the context. The user messages' ids, by what happened to them."""
+    root = root_id(session)
+    await conversation(session, "first question")
+    await session.command(root, "/mark alpha")
+    await conversation(session, "rewound question")
+    await session.command(root, "/rewind alpha")
+    await conversation(session, "forgotten question", "cleared question")
+    users = await _ids(session, root, "user")
+    await session.command(root, f"/forget --ids {users[2]}")
+    await session.command(root, "/clear")
+    await conversation(session, "kept question")
+    users = await _ids(session, root, "user")
+    return {"first": [users[0]], "rewound": [users[1]], "forgotten": [users[2]],
+            "cleared": [users[3]], "kept": [users[4]]}
+
+
+def _line_of(lines: list[str], text: str) -> int:
+    found = [n for n, line in enumerate(lines) if text in line]
+    assert found, f"{text!r} not shown"
+    return found[0]
+
+
+async def test_messages_out_of_the_context_are_drawn_apart_with_why(bench):
+    async with bench.prep() as session:
+        await _rewound_forgotten_cleared(session)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        lines = all_lines(sb)
+        # Each out-of-context message: a bar down its side, and above its run, why.
+        for text, why in [("rewound question", "rewound to 'alpha'"),
+                          ("forgotten question", "forgotten by /forget"),
+                          ("cleared question", "cleared")]:
+            at = _line_of(lines, text)
+            assert lines[at].startswith(OUTSIDE_BAR), lines[at]
+            label = max(n for n, line in enumerate(lines[:at]) if line.startswith("⊘"))
+            assert why in lines[label] and "not in the context" in lines[label]
+        # In the context: drawn as always. The first question was cleared too.
+        assert not lines[_line_of(lines, "kept question")].startswith(OUTSIDE_BAR)
+        assert lines[_line_of(lines, "first question")].startswith(OUTSIDE_BAR)
+        # The dimmed colour is the theme's, not the text's own.
+        outside = sb.palette.outside.color
+        strip = sb._lines[_line_of(lines, "rewound question")]
+        assert any(seg.style and seg.style.color == outside and "rewound" in seg.text
+                   for seg in strip)
+        kept = sb._lines[_line_of(lines, "kept question")]
+        assert all(not (seg.style and seg.style.color == outside) for seg in kept if seg.text.strip())
+
+
+async def test_f4_hides_and_shows_them_and_undo_restores_their_look(bench):
+    async with bench.prep() as session:
+        await _rewound_forgotten_cleared(session)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        await pilot.press("f4")
+        await idle(pilot)
+        lines = all_lines(sb)
+        assert not any("rewound question" in line or "cleared question" in line for line in lines)
+        assert any("kept question" in line for line in lines)
+        hidden = [line for line in lines if line.startswith("⊘")]
+        assert any("2 messages rewound to 'alpha'" in line and "hidden" in line for line in hidden)
+        assert any("F4 shows them" in line for line in hidden), hidden
+        await pilot.press("f4")
+        await idle(pilot)
+        assert any("rewound question" in line for line in all_lines(sb))
+
+        # /undo of the /clear: the cleared messages are in the context again, and look it.
+        await type_text(pilot, "/undo")
+        await pilot.press("enter")
+        await idle(pilot)
+        lines = all_lines(sb)
+        assert not lines[_line_of(lines, "cleared question")].startswith(OUTSIDE_BAR)
+        assert not any("⊘ cleared" in line for line in lines)
+        assert lines[_line_of(lines, "forgotten question")].startswith(OUTSIDE_BAR)
+
+
+async def test_a_clear_typed_now_dims_what_is_shown_without_reading_the_log_again(bench):
+    async with bench.prep() as session:
+        await conversation(session, "one", "two", "three")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        store = app.session.store
+        reads = []
+        for name in ("page", "events", "agent_rows"):
+            original = getattr(store, name)
+
+            def counted(*args, _original=original, _name=name, **kwargs):
+                reads.append(_name)
+                return _original(*args, **kwargs)
+
+            setattr(store, name, counted)
+        await type_text(pilot, "/clear")
+        await pilot.press("enter")
+        await idle(pilot)
+        lines = all_lines(sb)
+        for text in ("one", "two", "three"):
+            assert lines[_line_of(lines, f"› {text}")].startswith(OUTSIDE_BAR)
+        assert reads == []
+
+
+async def test_f5_shows_each_message_id_and_hides_it_again(bench):
+    async with bench.prep() as session:
+        await conversation(session, "first question", "second question")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        users = [e.id for e in await events_of(app, root, "user")]
+        replies = [e.id for e in await events_of(app, root, "assistant")]
+        sb = app.panes.active.scrollback
+        await pilot.press("f5")
+        await idle(pilot)
+        lines = all_lines(sb)
+        for key, text in [(users[0], "› first question"), (users[1], "› second question")]:
+            line = lines[_line_of(lines, text)]
+            assert line.split()[0] == str(key), line
+        assert any(line.split()[:1] == [str(replies[1])] for line in lines)
+        await pilot.press("f5")
+        await idle(pilot)
+        assert all_lines(sb)[_line_of(all_lines(sb), "first question")].startswith("› ")
+
+
+async def test_a_new_agent_is_welcomed_until_its_conversation_starts(bench):
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        lines = all_lines(sb)
+        assert lines[0] == TITLE
+        text = " ".join(lines)
+        for word in ("Agents:", "Marks:", "Forks:", "The window:", "Dimmed:", "/undo"):
+            assert word in text
+        assert all(key in text for key, _what in KEYS)
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await idle(pilot)
+        lines = all_lines(sb)
+        assert TITLE not in lines and any("› hello" in line for line in lines)
+
+
+def test_every_key_the_welcome_names_is_bound():
+    from ikigai_tui.tui.app import IkigaiApp
+    from ikigai_tui.tui.widgets.prompt import PromptInput
+
+    bound = {b.key for b in [*IkigaiApp.BINDINGS, *PromptInput.BINDINGS]}
+    assert len(KEYS) == 5
+    for key, _what in KEYS:
+        assert KEY_BINDINGS[key] in bound, key

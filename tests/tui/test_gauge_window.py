@@ -1,0 +1,30 @@
+"""The gauge and the tree show the window as well as the model's limit, rounded as
+/context rounds them (issue 13, item 3)."""
+
+from __future__ import annotations
+
+from .conftest import SIZE, all_lines, conversation, idle, settle, type_text
+
+
+async def test_gauge_tree_and_context_show_the_window_and_the_limit_alike(bench):
+    async with bench.prep(budget=2_000) as session:
+        await conversation(session, *[f"Question {n}: " + "words " * 150 for n in range(6)])
+    app = bench.app(budget=2_000)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        window = await app.session.measure(app.focused_agent)
+        assert window.pruned_turns > 0 and window.limit == 200_000
+        gauge = app.gauge.render().plain
+        assert gauge.startswith("Context: ~") and " of 2K window · " in gauge, gauge
+        assert " · 1% of 200K" in gauge  # about 1% of 200K: not "0%" (the defect)
+
+        label = app.agent_tree.node_for(app.focused_agent).label.plain
+        assert "/2K · 1%" in label, label
+
+        await type_text(pilot, "/context")
+        await pilot.press("enter")
+        await idle(pilot)
+        shown = next(line for line in all_lines(app.panes.active.scrollback)
+                     if line.startswith("  Context: "))
+        head = shown.strip().split(", ")[0]
+        assert gauge.startswith(head), (head, gauge)

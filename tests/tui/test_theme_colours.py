@@ -1,0 +1,133 @@
+"""Every colour of the transcript comes from the theme (issue 13, item 24): legible in
+each built-in theme, light ones included, and a theme change redraws in the new colours.
+
+Legible: the WCAG contrast ratio of each text colour over the scrollback's background is
+at least 4.5 (the user's own messages at least 7); a message out of the context is
+dimmed on purpose, and still at least 3.5; the window's rule, a line across the pane, 3.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rich.color import Color
+from textual.app import App, ComposeResult
+from textual.theme import BUILTIN_THEMES
+
+from ikigai_tui.tui import render
+from ikigai_tui.tui.app import STYLES
+from ikigai_tui.tui.palette import Palette
+from ikigai_tui.tui.transcript import Item
+from ikigai_tui.tui.widgets import layout, scrollback, streaming
+from ikigai_tui.tui.widgets.scrollback import Scrollback
+
+ITEMS = [Item(1, "user", "my own question"),
+         Item(2, "assistant", "# Title\n\nSome **bold**, `code`, a [link](http://x.example)\n\n"
+                              "> quoted\n\n- item\n\n```python\nx = 1\n```"),
+         Item(3, "command", "/marks", {"output": ["no marks"]}),
+         Item(4, "error", "Error: something")]
+# Themes whose colours are the terminal's own ANSI palette: the terminal decides.
+ANSI_THEMES = {"ansi-dark", "ansi-light"}
+THEMES = [name for name in BUILTIN_THEMES if name not in ANSI_THEMES]
+
+
+def luminance(color: Color) -> float:
+    def channel(value: int) -> float:
+        v = value / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = color.get_truecolor()
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: Color, b: Color) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+class Host(App):
+    CSS_PATH = [STYLES / "app.tcss", STYLES / "widgets.tcss"]
+
+    def __init__(self, theme: str) -> None:
+        super().__init__()
+        self.start_theme = theme
+
+    def compose(self) -> ComposeResult:
+        async def pages(**_where):
+            return ITEMS
+
+        self.scrollback = Scrollback("agent", pages)
+        yield self.scrollback
+
+    def on_mount(self) -> None:
+        self.theme = self.start_theme
+
+
+async def shown(theme: str, check) -> None:
+    """Run `check(app, scrollback)` with the items drawn in the theme."""
+    app = Host(theme)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.scrollback.load_latest()
+        for _ in range(3):
+            await pilot.pause()
+        await check(app, app.scrollback, pilot)
+
+
+async def test_the_users_message_is_legible_in_textual_light():
+    """The defect: near-white on light grey. Drawn in textual-light, the characters of
+    the user's message stand out from the background the screen shows them on."""
+    async def check(_app, sb, _pilot):
+        background = sb.rich_style.bgcolor
+        line = next(y for y in range(len(sb._lines)) if "my own question" in sb._lines[y].text)
+        strip = sb.render_line(line - int(sb.scroll_y))
+        segments = [s for s in strip if "question" in s.text]
+        assert segments
+        for segment in segments:
+            assert contrast(segment.style.color, segment.style.bgcolor or background) >= 7
+
+    await shown("textual-light", check)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_every_transcript_colour_is_legible(theme):
+    async def check(_app, sb, _pilot):
+        background = sb.rich_style.bgcolor
+        palette = sb.palette
+        for name in Palette._fields:
+            style = getattr(palette, name)
+            if not hasattr(style, "color") or style.color is None:
+                continue
+            floor = {"user": 7.0, "outside": 3.5, "rule": 3.0}.get(name, 4.5)
+            ratio = contrast(style.color, background)
+            assert ratio >= floor, f"{theme}: {name} {ratio:.1f} < {floor}"
+        for name, style in palette.markdown:
+            if style.color is not None:
+                ratio = contrast(style.color, style.bgcolor or background)
+                assert ratio >= 4.5, f"{theme}: {name} {ratio:.1f}"
+
+    await shown(theme, check)
+
+
+def test_the_transcript_code_names_no_colour():
+    """Colours come from the palette: the modules that draw the transcript hold no colour
+    of their own."""
+    named = re.compile(r"""["'](?:bright_)?(?:white|black|red|green|yellow|blue|magenta|cyan)\b"""
+                       r"""|["']#[0-9a-fA-F]{3,6}["']|color=""")
+    for module in (render, scrollback, streaming, layout):
+        source = open(module.__file__).read()
+        assert not named.findall(source), module.__name__
+
+
+async def test_a_theme_change_redraws_the_transcript_in_its_colours():
+    async def check(app, sb, pilot):
+        before = sb.palette.user.color
+        app.theme = "textual-light"
+        for _ in range(4):
+            await pilot.pause()
+        assert sb.palette.user.color != before
+        line = next(s for s in sb._lines if "my own question" in s.text)
+        assert any(seg.style and seg.style.color == sb.palette.user.color
+                   for seg in line if "question" in seg.text)
+
+    await shown("textual-dark", check)
