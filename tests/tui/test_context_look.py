@@ -67,6 +67,10 @@ async def test_messages_out_of_the_context_are_drawn_apart_with_why(bench):
                    for seg in strip)
         kept = sb._lines[_line_of(lines, "kept question")]
         assert all(not (seg.style and seg.style.color == outside) for seg in kept if seg.text.strip())
+        # The lines grew past the view after the first paint (the labels, the bars): the
+        # view is at the end, and the scrollbar's thumb says so.
+        assert sb.show_vertical_scrollbar and sb.scroll_y == sb.max_scroll_y > 0
+        assert sb.vertical_scrollbar.position == sb.scroll_y
 
 
 async def test_f4_hides_and_shows_them_and_undo_restores_their_look(bench):

@@ -92,6 +92,10 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
     def _follow_after_layout(self) -> None:
         if self.following and self.at_end:
             self.scroll_end(animate=False, immediate=True)
+        if self.show_vertical_scrollbar:
+            # Textual moves the thumb only while its bar shows: a scroll made before the
+            # lines grew past the view left it at the top.
+            self.vertical_scrollbar.position = self.scroll_y
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
@@ -133,8 +137,10 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
             self._redraw(lambda _index, _item: True)
 
     def _content_width(self) -> int:
-        # Never wider than the pane (a narrow pane wraps words rather than clip them).
-        return max(1, self.scrollable_content_region.width - 1)
+        # Never wider than the pane (a narrow pane wraps words rather than clip them); the
+        # scrollbar's column is kept whether it shows or not: its coming and going (the
+        # lines grew past the view) must not leave the lines drawn at another width.
+        return max(1, self.content_size.width - self.styles.scrollbar_size_vertical - 1)
 
     def _set_items(self, items: list[Item], keep: str = "end") -> None:
         """Replace the loaded range, trimming it to MAX_LINES from the side not kept."""
