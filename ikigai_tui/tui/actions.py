@@ -81,7 +81,7 @@ class MainScreenActions:
             pane.scrollback.toggle_tools()
 
     def action_toggle(self: IkigaiApp, what: str) -> None:
-        """F6, F7: hide or show the messages out of the context ("outside"), or show or
+        """F8, F9: hide or show the messages out of the context ("outside"), or show or
         hide each message's id ("ids"), in every pane (a pane opened later follows)."""
         setattr(self, f"show_{what}", shown := not getattr(self, f"show_{what}"))
         for pane in self.panes.all():

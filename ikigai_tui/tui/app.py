@@ -67,8 +67,9 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         Binding("ctrl+o", "toggle_tools", "Tools", priority=True),
         Binding("f4", "toggle_tree", "Hide/show the agent tree", show=False, priority=True),
         Binding("f5", "copy_reply", "Copy the reply in view", show=False, priority=True),
-        Binding("f6", "toggle('outside')", "Out of context", priority=True),
-        Binding("f7", "toggle('ids')", "Ids", show=False, priority=True),
+        Binding("f8", "toggle('outside')", "Hide/show messages out of the context", show=False,
+                priority=True),
+        Binding("f9", "toggle('ids')", "Show/hide message ids", show=False, priority=True),
         Binding("pageup", "scroll('page_up')", "Page up", show=False, priority=True),
         Binding("pagedown", "scroll('page_down')", "Page down", show=False, priority=True),
         Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True),
@@ -94,7 +95,7 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         self.panes = Panes()
         self.outbox = Outbox()
         self._usage: dict[str, Window] = {}
-        self.show_outside = True  # the scrollbacks' toggles (F6, F7), for every pane
+        self.show_outside = True  # the scrollbacks' toggles (F8, F9), for every pane
         self.show_ids = False
         self.startup_error: str | None = None
         self._signal_loop: asyncio.AbstractEventLoop | None = None  # (Textual has a _loop)

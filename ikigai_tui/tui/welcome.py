@@ -18,13 +18,14 @@ LINES = (
     ("Marks", "/mark NAME saves a point; /rewind NAME takes the context back to it."),
     ("Forks", "/fork starts a child agent with this context (the tree on the left)."),
     ("The window", "past its budget, the oldest turns are not sent; the gauge counts them."),
-    ("Dimmed", "out of the context (/clear, /forget, /remember...); /undo brings them back."),
+    ("Dimmed", "out of the context (/clear, /forget...); F8 hides them, /undo brings them back."),
 )
 # (key as the keybar names it, what it does)
 KEYS = (("Enter", "send"), ("F1", "help"), ("Ctrl+T", "agents"), ("F2", "split"),
         ("Esc", "stop a reply"))
 # The app's binding of each key named above.
 KEY_BINDINGS = {"Enter": "enter", "F1": "f1", "Ctrl+T": "ctrl+t", "F2": "f2", "Esc": "escape"}
+HIDE_KEY = ("F8", "f8", "toggle('outside')")  # named in the text above, bound in the app
 
 
 def welcome_text(palette: Palette) -> Text:

@@ -1,11 +1,11 @@
 """What each agent sees, on the screen (issue 13, items 1, 2 and 18): messages out of the
-agent's context are drawn apart with why (and F4 hides them), F5 shows each message's id,
+agent's context are drawn apart with why (and F8 hides them), F9 shows each message's id,
 and a new agent's empty scrollback holds a welcome until its conversation starts."""
 
 from __future__ import annotations
 
 from ikigai_tui.tui.render import OUTSIDE_BAR
-from ikigai_tui.tui.welcome import KEY_BINDINGS, KEYS, TITLE
+from ikigai_tui.tui.welcome import HIDE_KEY, KEY_BINDINGS, KEYS, LINES, TITLE
 
 from .conftest import all_lines, conversation, events_of, idle, root_id, settle, type_text
 
@@ -73,22 +73,22 @@ async def test_messages_out_of_the_context_are_drawn_apart_with_why(bench):
         assert sb.vertical_scrollbar.position == sb.scroll_y
 
 
-async def test_f4_hides_and_shows_them_and_undo_restores_their_look(bench):
+async def test_f8_hides_and_shows_them_and_undo_restores_their_look(bench):
     async with bench.prep() as session:
         await _rewound_forgotten_cleared(session)
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         sb = app.panes.active.scrollback
-        await pilot.press("f4")
+        await pilot.press("f8")
         await idle(pilot)
         lines = all_lines(sb)
         assert not any("rewound question" in line or "cleared question" in line for line in lines)
         assert any("kept question" in line for line in lines)
         hidden = [line for line in lines if line.startswith("⊘")]
         assert any("2 messages rewound to 'alpha'" in line and "hidden" in line for line in hidden)
-        assert any("F4 shows them" in line for line in hidden), hidden
-        await pilot.press("f4")
+        assert any("F8 shows them" in line for line in hidden), hidden
+        await pilot.press("f8")
         await idle(pilot)
         assert any("rewound question" in line for line in all_lines(sb))
 
@@ -128,7 +128,7 @@ async def test_a_clear_typed_now_dims_what_is_shown_without_reading_the_log_agai
         assert reads == []
 
 
-async def test_f5_shows_each_message_id_and_hides_it_again(bench):
+async def test_f9_shows_each_message_id_and_hides_it_again(bench):
     async with bench.prep() as session:
         await conversation(session, "first question", "second question")
     app = bench.app()
@@ -138,14 +138,14 @@ async def test_f5_shows_each_message_id_and_hides_it_again(bench):
         users = [e.id for e in await events_of(app, root, "user")]
         replies = [e.id for e in await events_of(app, root, "assistant")]
         sb = app.panes.active.scrollback
-        await pilot.press("f5")
+        await pilot.press("f9")
         await idle(pilot)
         lines = all_lines(sb)
         for key, text in [(users[0], "› first question"), (users[1], "› second question")]:
             line = lines[_line_of(lines, text)]
             assert line.split()[0] == str(key), line
         assert any(line.split()[:1] == [str(replies[1])] for line in lines)
-        await pilot.press("f5")
+        await pilot.press("f9")
         await idle(pilot)
         assert all_lines(sb)[_line_of(all_lines(sb), "first question")].startswith("› ")
 
@@ -176,3 +176,6 @@ def test_every_key_the_welcome_names_is_bound():
     assert len(KEYS) == 5
     for key, _what in KEYS:
         assert KEY_BINDINGS[key] in bound, key
+    shown, key, action = HIDE_KEY
+    assert any(f"{shown} hides them" in line for _name, line in LINES)
+    assert [b.action for b in IkigaiApp.BINDINGS if b.key == key] == [action]

@@ -1,5 +1,5 @@
 """Snapshots of what each agent sees (issue 13): messages out of the context drawn apart,
-the same hidden (F4), each message's id (F5), in a light theme too. SVGs in
+the same hidden (F8), each message's id (F9), in a light theme too. SVGs in
 <root>/snapshots/test_context_snapshots/; update with --snapshot-update and look at each.
 The welcome of a new agent is test_snapshots.py's test_first_start_offline."""
 
@@ -39,29 +39,29 @@ def test_out_of_context_messages(bench, snap_compare):
 
 
 def test_out_of_context_messages_hidden(bench, snap_compare):
-    """F4: each run of them is one line saying how many, why, and that F4 shows them."""
+    """F8: each run of them is one line saying how many, why, and that F8 shows them."""
     bench.prepare(_rewound_forgotten_cleared)
     app = bench.app()
 
     async def run_before(pilot):
         await settle(pilot)
-        await pilot.press("f4")
+        await pilot.press("f8")
         await settle(pilot)
         lines = all_lines(app.panes.active.scrollback)
         assert not any(line.startswith(OUTSIDE_BAR) for line in lines)
-        assert any("hidden (F4 shows them)" in line for line in lines)
+        assert any("hidden (F8 shows them)" in line for line in lines)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_message_ids_shown(bench, snap_compare):
-    """F5: each message's id in a gutter at the left (commands have none)."""
+    """F9: each message's id in a gutter at the left (commands have none)."""
     bench.prepare(_rewound_forgotten_cleared)
     app = bench.app()
 
     async def run_before(pilot):
         await settle(pilot)
-        await pilot.press("f5")
+        await pilot.press("f9")
         await settle(pilot)
         assert app.panes.active.scrollback.look.id_width > 0
 

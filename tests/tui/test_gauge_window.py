@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ikigai_tui.core.limits import format_tokens
+
 from .conftest import SIZE, all_lines, conversation, idle, settle, type_text
 
 
@@ -19,7 +21,7 @@ async def test_gauge_tree_and_context_show_the_window_and_the_limit_alike(bench)
         assert " · 1% of 200K" in gauge  # about 1% of 200K: not "0%" (the defect)
 
         label = app.agent_tree.node_for(app.focused_agent).label.plain
-        assert "/2K · 1%" in label, label
+        assert label.endswith(f" 1% · {format_tokens(window.tokens)}/2K"), label
 
         await type_text(pilot, "/context")
         await pilot.press("enter")
@@ -28,3 +30,15 @@ async def test_gauge_tree_and_context_show_the_window_and_the_limit_alike(bench)
                      if line.startswith("  Context: "))
         head = shown.strip().split(", ")[0]
         assert gauge.startswith(head), (head, gauge)
+
+
+def test_tree_label_reads_share_then_mail_then_window():
+    """The window's fill comes last, so a narrow tree cuts it, not the unread mail."""
+    from ikigai_tui.tui.widgets.agent_tree import AgentRow, agent_label
+
+    row = AgentRow("k", "kid", "idle", 2, 0.975, None, 1_950, 2_000)
+    assert agent_label(row, False).plain == "○ kid 1% ✉2 · 1.9K/2K"
+    off = AgentRow("k", "kid", "idle", 0, 40.0, None, 80_000, 0)
+    assert agent_label(off, False).plain == "○ kid 40% · 80K"
+    unknown = AgentRow("k", "kid", "idle", 0, None, None)
+    assert agent_label(unknown, False).plain == "○ kid"

@@ -1,7 +1,7 @@
 """The agent tree: status, name, context usage and unread mail of every agent.
 
-The usage reads as the gauge's, shorter: ``1.9K/2K · 1%`` is the request's size over the
-window's budget, then its share of the model's input limit.
+The usage reads as the gauge's, shorter: ``1% · 1.9K/2K`` is the request's share of the
+model's input limit, then its size over the window's budget.
 
 Each node's data is the agent id. The focused agent is bold with a ``▶`` marker and
 the cursor is moved to it when the focus changes; dead agents are dimmed. Enter or a
@@ -71,14 +71,15 @@ def agent_label(row: AgentRow, focused: bool) -> Text:
     text.append(" ")
     name = sanitize(row.label).replace("\n", " ").replace("\t", " ") or row.id
     text.append(name, style="bold" if focused else "")
-    if row.percent is not None and math.isfinite(row.percent):
+    measured = row.percent is not None and math.isfinite(row.percent)
+    if measured:
         percent = max(0.0, row.percent)
-        if row.tokens is not None:  # the window's fill, then the model's share, as the gauge
-            window = f"/{format_tokens(row.budget)}" if row.budget > 0 else ""
-            text.append(f" {format_tokens(row.tokens)}{window} ·", style="dim")
         text.append(f" {format_percent(percent)}", style=_usage_style(percent))
     if row.unread > 0:
         text.append(f" ✉{row.unread}", style="bold yellow")
+    if measured and row.tokens is not None:  # the window's fill last: a narrow tree cuts it
+        window = f"/{format_tokens(row.budget)}" if row.budget > 0 else ""
+        text.append(f" · {format_tokens(row.tokens)}{window}", style="dim")
     if dead:
         text.stylize("dim")
     return text

@@ -63,7 +63,7 @@ class ContextLook:
 
 
 def toggle_key(app: object) -> str:
-    """The key that hides or shows them, as the keybar says it ("F4")."""
+    """The key that hides or shows them, as the keybar says it ("F8")."""
     for binding in getattr(app, "BINDINGS", ()):
         if getattr(binding, "action", None) == "toggle('outside')":
             shown = app.get_key_display(binding)  # type: ignore[attr-defined]

@@ -25,7 +25,7 @@ from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.context_look import ContextLook, toggle_key
 from ikigai_tui.tui.widgets.layout import Decor, layout
 from ikigai_tui.tui.widgets.lines import Lines, cost
-from ikigai_tui.tui.widgets.paging import EDGE, PAGE_ITEMS, Page, Paging
+from ikigai_tui.tui.widgets.paging import EDGE, PAGE_ITEMS, Page, Paging  # noqa: F401
 from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
 from ikigai_tui.tui.widgets.selection import SelectableLines
 from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
@@ -215,7 +215,7 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
         self.refresh()
 
     def on_mount(self) -> None:
-        # A pane opened later shows what the others do (the app's F4, F5 toggles).
+        # A pane opened later shows what the others do (the app's F8, F9 toggles).
         self.look.show_outside = getattr(self.app, "show_outside", True)
         self.look.show_ids = getattr(self.app, "show_ids", False)
         self.look.id_width = self.look.wanted_id_width(self.items)
