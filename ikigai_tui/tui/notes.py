@@ -45,6 +45,7 @@ class Notes:
                 return merge(items, notes)
             return items
 
+        noted.__wrapped__ = pages  # what it wraps (functools' convention): AgentPages.outside...
         return noted
 
 

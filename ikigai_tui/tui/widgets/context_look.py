@@ -19,6 +19,8 @@ MIN_ID_WIDTH = 4  # the ids gutter: at least 3 digits and a space
 
 class ContextLook:
     def __init__(self, pages: object) -> None:
+        while not hasattr(pages, "outside") and hasattr(pages, "__wrapped__"):
+            pages = pages.__wrapped__  # a wrapper of the pages (tui/notes.py)
         self._outside: Callable[[int], str | None] | None = getattr(pages, "outside", None)
         self._version_of: Callable[[], object] | None = getattr(pages, "context_version", None)
         self.version: object = None
