@@ -332,20 +332,10 @@ def main() -> int:
     asyncio.run(run())
     for text in lines:
         print(text)
-    for text in window.figures(quick=args.quick):
-        print(text, flush=True)
-    for text in tui.figures(quick=args.quick):
-        print(text, flush=True)
-    for text in big_message.figures(quick=args.quick):
-        print(text, flush=True)
-    for text in feed.figures(quick=args.quick):
-        print(text, flush=True)
-    for text in preview.figures(quick=args.quick):
-        print(text, flush=True)
-    for text in forget.figures(quick=args.quick):
-        print(text, flush=True)
-    for text in matching.figures(quick=args.quick):
-        print(text, flush=True)
+    # Each module of figures prints its lines as they are measured, in this order.
+    for module in (window, tui, big_message, feed, preview, forget, matching):
+        for text in module.figures(quick=args.quick):
+            print(text, flush=True)
     for text in problems:
         print(f"CHECK FAILED: {text}")
     if args.profile:
