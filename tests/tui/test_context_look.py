@@ -179,3 +179,52 @@ def test_every_key_the_welcome_names_is_bound():
     shown, key, action = HIDE_KEY
     assert any(f"{shown} hides them" in line for _name, line in LINES)
     assert [b.action for b in IkigaiApp.BINDINGS if b.key == key] == [action]
+
+
+# ---- the scrollback on its own: hiding reads on, the reasons stay bounded ---------------
+
+
+class ClearedLog:
+    """An in-memory log of `n` items whose first `cleared` are out of the context, with the
+    AgentPages methods the scrollback asks (outside, context_version)."""
+
+    def __init__(self, n: int, cleared: int) -> None:
+        from .test_scrollback import Log, make_items
+
+        self.log = Log(make_items(n))
+        self.cleared = cleared
+        self.version = 1
+
+    async def __call__(self, **where):
+        return await self.log.pages(**where)
+
+    def outside(self, key: int) -> str | None:
+        return "cleared" if key <= self.cleared else None
+
+    def context_version(self) -> object:
+        return self.version
+
+
+async def test_hiding_them_reads_older_pages_until_the_view_is_filled_or_the_start():
+    from ikigai_tui.tui.widgets.scrollback import PAGE_ITEMS, Scrollback
+
+    from .test_scrollback import Host, settle as settle_widget
+
+    source = ClearedLog(200, 180)
+    sb = Scrollback("agent", source)
+    sb.preload(await sb.latest_page())
+    app = Host(sb)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_widget(pilot)
+        sb.set_rule(None, "")  # the context is known: the refresh the app would make
+        await settle_widget(pilot)
+        assert len(sb.items) == PAGE_ITEMS and not sb.at_start
+        sb.toggle("outside", False)
+        await settle_widget(pilot)
+        # The 20 messages in the context fill less than the view and its margins: the
+        # older pages, all hidden, were read up to the start of the log.
+        assert sb.at_start and len(sb.items) == 200
+        hidden = [line for line in all_lines(sb) if line.startswith("⊘")]
+        assert hidden == ["⊘ 180 messages cleared · not in the context, hidden"]
+        # Only the loaded items' reasons are kept, however far the range moved.
+        assert len(sb.look.reasons) <= len(sb.items)

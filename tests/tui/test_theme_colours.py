@@ -20,6 +20,7 @@ from ikigai_tui.tui.app import STYLES
 from ikigai_tui.tui.palette import Palette
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets import layout, scrollback, streaming
+from ikigai_tui.tui.widgets.agent_tree import AgentRow, AgentTreeView, TreeStyles
 from ikigai_tui.tui.widgets.scrollback import Scrollback
 
 ITEMS = [Item(1, "user", "my own question"),
@@ -58,6 +59,8 @@ class Host(App):
             return ITEMS
 
         self.scrollback = Scrollback("agent", pages)
+        self.agents = AgentTreeView()
+        yield self.agents
         yield self.scrollback
 
     def on_mount(self) -> None:
@@ -131,3 +134,26 @@ async def test_a_theme_change_redraws_the_transcript_in_its_colours():
                    for seg in line if "question" in seg.text)
 
     await shown("textual-dark", check)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_the_agent_trees_colours_are_legible(theme):
+    """The tree's status glyphs, usage, mail and window fill: from the theme too. A status
+    glyph's shape tells the state (○ ● ✕), its colour repeats it: the theme's own success
+    and error colours, at least 2.4 (atom-one-light's green); text at least 4.5."""
+
+    async def check(app, _sb, pilot):
+        tree = app.agents
+        tree.refresh_agents([AgentRow("a", "main", "working", 2, 85.0, None, 1_000, 2_000)], "a")
+        await pilot.pause()
+        background = tree.rich_style.bgcolor
+        styles = tree.styles_of_labels
+        for name in TreeStyles._fields:
+            style = getattr(styles, name)
+            ratio = contrast(style.color, style.bgcolor or background)
+            floor = 2.4 if name in ("working", "dead") else 4.5
+            assert ratio >= floor, f"{theme}: {name} {ratio:.1f} < {floor}"
+        label = tree.node_for("a").label
+        assert any(span.style == styles.mail for span in label.spans)
+
+    await shown(theme, check)

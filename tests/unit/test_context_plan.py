@@ -90,6 +90,11 @@ def test_one_home_for_the_shared_numbers():
 @pytest.mark.parametrize("percent,state", [(0, "normal"), (79.9, "normal"), (80, "warning"),
                                            (94.9, "warning"), (95, "critical"), (100, "full")])
 def test_tree_and_gauge_share_the_thresholds(percent, state):
-    from ikigai_tui.tui.widgets.agent_tree import _USAGE_STYLES, _usage_style
+    from rich.style import Style
+
+    from ikigai_tui.tui.widgets.agent_tree import TreeStyles, _usage_style
     assert limits.usage_state(percent / 100) == state
-    assert _usage_style(percent) == _USAGE_STYLES[state]
+    marked = TreeStyles(*(Style(meta={"field": name}) for name in TreeStyles._fields))
+    by_state = {"normal": marked.normal, "warning": marked.warning,
+                "critical": marked.critical, "full": marked.critical}
+    assert _usage_style(percent, marked) is by_state[state]

@@ -52,21 +52,37 @@ def agent_row(agent: AgentRuntime, label: str, window: Window | None) -> AgentRo
                     agent.parent_id, window.tokens, window.budget)
 
 
-_USAGE_STYLES = {"normal": "dim", "warning": "yellow", "critical": "bold red", "full": "bold red"}
+class TreeStyles(NamedTuple):
+    """The tree's colours, from the theme (AgentTreeView's component classes in
+    styles/widgets.tcss); the defaults name no colour."""
+
+    working: Style = Style()
+    dead: Style = Style()
+    mail: Style = Style(bold=True)
+    normal: Style = Style(dim=True)  # the usage, below 80%
+    warning: Style = Style(bold=True)
+    critical: Style = Style(bold=True)  # 95% and more
+    fill: Style = Style(dim=True)  # the window's fill
 
 
-def _usage_style(percent: float) -> str:
-    return _USAGE_STYLES[usage_state(percent / 100)]
+PLAIN_TREE = TreeStyles()
+TREE_COMPONENTS = {name: f"agent-tree--{name}" for name in TreeStyles._fields}
 
 
-def agent_label(row: AgentRow, focused: bool) -> Text:
+def _usage_style(percent: float, styles: TreeStyles) -> Style:
+    state = usage_state(percent / 100)
+    return {"warning": styles.warning, "critical": styles.critical,
+            "full": styles.critical}.get(state, styles.normal)
+
+
+def agent_label(row: AgentRow, focused: bool, styles: TreeStyles = PLAIN_TREE) -> Text:
     """The one-line label of a node (never parsed as markup)."""
     dead = row.status == "dead"
     glyph = STATUS_GLYPHS.get(row.status, "·")
     text = Text(no_wrap=True, overflow="ellipsis")
     if focused:
         text.append(FOCUS_MARKER, style="bold")
-    glyph_style = "green" if row.status == "working" else ("red" if dead else "")
+    glyph_style = styles.working if row.status == "working" else (styles.dead if dead else "")
     text.append(glyph, style=glyph_style)
     text.append(" ")
     name = sanitize(row.label).replace("\n", " ").replace("\t", " ") or row.id
@@ -74,20 +90,31 @@ def agent_label(row: AgentRow, focused: bool) -> Text:
     measured = row.percent is not None and math.isfinite(row.percent)
     if measured:
         percent = max(0.0, row.percent)
-        text.append(f" {format_percent(percent)}", style=_usage_style(percent))
+        text.append(" ")
+        text.append(format_percent(percent), style=_usage_style(percent, styles))
     if row.unread > 0:
-        text.append(f" ✉{row.unread}", style="bold yellow")
+        text.append(f" ✉{row.unread}", style=styles.mail)
     if measured and row.tokens is not None:  # the window's fill last: a narrow tree cuts it
         window = f"/{format_tokens(row.budget)}" if row.budget > 0 else ""
-        text.append(f" · {format_tokens(row.tokens)}{window}", style="dim")
+        text.append(f" · {format_tokens(row.tokens)}{window}", style=styles.fill)
     if dead:
         text.stylize("dim")
     return text
 
 
+def _colour_of(widget: Tree, component: str) -> Style:
+    """A component's colour and text style, and its background when it sets one."""
+    full = widget.get_component_rich_style(component)
+    partial = widget.get_component_rich_style(component, partial=True)
+    band = widget.get_component_styles(component).background.a > 0
+    return Style(color=full.color, bgcolor=full.bgcolor if band else None, bold=partial.bold,
+                 italic=partial.italic, dim=partial.dim)
+
+
 class AgentTreeView(Tree[str]):
     """Every agent of the session, parents before children, all expanded."""
 
+    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | set(TREE_COMPONENTS.values())
     DEFAULT_CSS = """
     AgentTreeView {
         width: 1fr;
@@ -116,6 +143,26 @@ class AgentTreeView(Tree[str]):
         self._shape: list[tuple[str, str | None]] = []
         self._label_keys: dict[str, tuple] = {}
         self._focused: str | None = None
+        self._rows: list[AgentRow] = []
+        self._styles: TreeStyles | None = None  # read from the theme at the first label
+
+    @property
+    def styles_of_labels(self) -> TreeStyles:
+        if self._styles is None:
+            self._styles = TreeStyles(**{
+                name: _colour_of(self, component) for name, component in TREE_COMPONENTS.items()})
+        return self._styles
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self._styles is not None:  # labelled already: a new theme relabels in its colours
+            self.call_later(self._restyle)
+
+    def _restyle(self) -> None:
+        old, self._styles = self._styles, None
+        if self.is_mounted and self.styles_of_labels != old and self._rows:
+            self._label_keys.clear()
+            self.refresh_agents(self._rows, self._focused or "")
 
     def process_label(self, label: str | Text) -> Text:
         # Never parse markup: a str label is plain text.
@@ -140,6 +187,7 @@ class AgentTreeView(Tree[str]):
         return self._agent_nodes.get(agent_id)
 
     def refresh_agents(self, rows: list[AgentRow], focused: str) -> None:
+        self._rows = rows
         shape = [(row.id, row.parent_id) for row in rows]
         if shape != self._shape:
             self._rebuild(rows, focused)
@@ -148,7 +196,7 @@ class AgentTreeView(Tree[str]):
                 key = (row, row.id == focused)
                 if self._label_keys.get(row.id) != key:
                     self._label_keys[row.id] = key
-                    self._agent_nodes[row.id].set_label(agent_label(row, row.id == focused))
+                    self._agent_nodes[row.id].set_label(agent_label(row, row.id == focused, self.styles_of_labels))
         if focused != self._focused or self.cursor_node is None:
             self._focused = focused
             node = self._agent_nodes.get(focused)
@@ -163,7 +211,7 @@ class AgentTreeView(Tree[str]):
         for row in rows:
             parent = self._agent_nodes.get(row.parent_id) if row.parent_id else None
             node = (parent or self.root).add(
-                agent_label(row, row.id == focused),
+                agent_label(row, row.id == focused, self.styles_of_labels),
                 data=row.id,
                 expand=True,
                 allow_expand=False,

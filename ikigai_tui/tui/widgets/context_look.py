@@ -41,6 +41,12 @@ class ContextLook:
             self.reasons[item.key] = reason
         return reason
 
+    def keep(self, items: Sequence[Item]) -> None:
+        """Forget the reasons of items no longer loaded (the range moved on)."""
+        if len(self.reasons) > len(items):
+            loaded = {item.key for item in items}
+            self.reasons = {k: v for k, v in self.reasons.items() if k in loaded}
+
     def changed(self, items: Sequence[Item]) -> list[int]:
         """Indexes of the items whose reason changed since they were drawn; [] at once
         while the context has not changed."""

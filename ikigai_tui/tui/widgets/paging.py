@@ -7,6 +7,7 @@ this part decides what to read from the log and where the range goes.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 from ikigai_tui.tui.transcript import Item
 
@@ -55,7 +56,9 @@ class Paging:
         """When the loaded range does not fill the view (its messages hidden), read older
         pages until it does, FILL_PAGES at most: scrolling up could not ask for them."""
         if self._short():
-            self.run_worker(self._older(FILL_PAGES), group="page", exclusive=True)
+            # The method, not a coroutine: a worker cancelled before it starts (exclusive)
+            # then leaves no coroutine never awaited.
+            self.run_worker(partial(self._older, FILL_PAGES), group="page", exclusive=True)
 
     async def _older(self, fill: int = 0) -> None:
         if self._busy or self.at_start or not self.items:

@@ -107,9 +107,9 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
         if self._undrawn:  # the loaded page is not all drawn yet: positions are not final
             return
         if new < EDGE * height and not self.at_start and not self._busy:
-            self.run_worker(self._older(), group="page", exclusive=True)
+            self.run_worker(self._older, group="page", exclusive=True)
         elif new > len(self._lines) - (EDGE + 1) * height and not self.at_end and not self._busy:
-            self.run_worker(self._newer(), group="page", exclusive=True)
+            self.run_worker(self._newer, group="page", exclusive=True)
 
     # -- content ---------------------------------------------------------------
 
@@ -172,6 +172,7 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
         kept.sort(key=lambda pair: pair[0])
         self.items = [items[index] for index, _ in kept]
         self._strips = [strips for _, strips in kept]
+        self.look.keep(self.items)
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -303,8 +304,6 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
         self._redraw(lambda _index, item: item.key in look.reasons)
         self._fill()
         return look.show_outside
-
-
 
     def add_items(self, items: list[Item]) -> None:
         """New items at the end of the log (shown only when the newest page is loaded);
