@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ikigai_tui.core.events import Event
+from ikigai_tui.tui.safe_text import sanitize
 
 SHOWN_KINDS = ("user", "assistant", "tool_call", "tool_result", "command", "error")
 
@@ -41,14 +42,22 @@ def items_from_events(events: list[Event]) -> list[Item]:
 
 def removal_label(kind: str, payload: dict) -> str:
     """Why a message is out of the context, in a few words, from the event that took it
-    out (a clear, rewind, filter or compact)."""
+    out (a clear, rewind, filter or compact). Shown as is: made safe here."""
     if kind == "clear":
         return "cleared"
     if kind == "rewind":
         name = payload.get("mark")
-        return f"rewound to '{name}'" if name else "rewound to an earlier mark"
+        return f"rewound to '{_short(str(name))}'" if name else "rewound to an earlier mark"
     if kind == "filter":
-        return "left out by /remember" if payload.get("mode") == "remember" else "forgotten by /forget"
+        remember = payload.get("mode") == "remember"
+        command = str(payload.get("command") or "").strip()
+        by = f'"{_short(command)}"' if command else ("/remember" if remember else "/forget")
+        return f"left out by {by}" if remember else f"forgotten by {by}"
     if kind == "compact":
         return "summarised"
     return "taken out"
+
+
+def _short(text: str, most: int = 40) -> str:
+    text = " ".join(sanitize(text).split())
+    return text if len(text) <= most else text[: most - 1] + "…"

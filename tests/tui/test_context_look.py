@@ -43,7 +43,8 @@ def _line_of(lines: list[str], text: str) -> int:
 
 async def test_messages_out_of_the_context_are_drawn_apart_with_why(bench):
     async with bench.prep() as session:
-        await _rewound_forgotten_cleared(session)
+        ids = await _rewound_forgotten_cleared(session)
+    forget = f'forgotten by "/forget --ids {ids["forgotten"][0]}"'  # the command that did it
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -51,7 +52,7 @@ async def test_messages_out_of_the_context_are_drawn_apart_with_why(bench):
         lines = all_lines(sb)
         # Each out-of-context message: a bar down its side, and above its run, why.
         for text, why in [("rewound question", "rewound to 'alpha'"),
-                          ("forgotten question", "forgotten by /forget"),
+                          ("forgotten question", forget),
                           ("cleared question", "cleared")]:
             at = _line_of(lines, text)
             assert lines[at].startswith(OUTSIDE_BAR), lines[at]
@@ -228,3 +229,16 @@ async def test_hiding_them_reads_older_pages_until_the_view_is_filled_or_the_sta
         assert hidden == ["⊘ 180 messages cleared · not in the context, hidden"]
         # Only the loaded items' reasons are kept, however far the range moved.
         assert len(sb.look.reasons) <= len(sb.items)
+
+
+def test_the_reason_names_the_command_and_is_made_safe():
+    from ikigai_tui.tui.transcript import removal_label
+
+    assert removal_label("clear", {}) == "cleared"
+    assert removal_label("rewind", {"mark": "alpha"}) == "rewound to 'alpha'"
+    assert removal_label("filter", {"mode": "forget"}) == "forgotten by /forget"
+    long = "/remember " + "words " * 20
+    label = removal_label("filter", {"mode": "remember", "command": long})
+    assert label.startswith('left out by "/remember words') and label.endswith('…"')
+    unsafe = removal_label("filter", {"mode": "forget", "command": "/forget \x1b]52;c;AA\x07x"})
+    assert "\x1b" not in unsafe and "\x07" not in unsafe
