@@ -287,7 +287,8 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         offline = " model, no network" if model == "offline" else ""
         self.status_line.update(Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
                                 f" · {self.db_label}"))
-        rows = [agent_row(agent, tree.label(agent.id), self._usage.get(agent.id))
+        rows = [agent_row(agent, tree.label(agent.id), self._usage.get(agent.id),
+                          session.usage_now(agent.id))
                 for agent, _depth in tree.walk()]
         self.agent_tree.refresh_agents(rows, focused.id)
 

@@ -1,7 +1,9 @@
 """The agent tree: status, name, context usage and unread mail of every agent.
 
 The usage reads as the gauge's, shorter: ``1% · 1.9K/2K`` is the request's share of the
-model's input limit, then its size over the window's budget.
+model's input limit, then what the agent spent so far, ``Σ 12K $0.04`` (tokens in and
+out, and their cost when the model map prices them), then the request's size over the
+window's budget (the gauge shows it too: a narrow tree cuts it first).
 
 Each node's data is the agent id. The focused agent is bold with a ``▶`` marker and
 the cursor is moved to it when the focus changes; dead agents are dimmed. Enter or a
@@ -25,6 +27,7 @@ from ikigai_tui.tui.safe_text import sanitize
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.core.usage import UsageTotals
     from ikigai_tui.core.window import Window
 
 __all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label", "agent_row"]
@@ -42,14 +45,27 @@ class AgentRow(NamedTuple):
     parent_id: str | None
     tokens: int | None = None  # the request's size, against...
     budget: int = 0  # ... the window's budget (0: no window)
+    spent: str = ""  # tokens in and out so far, and their cost when known
 
 
-def agent_row(agent: AgentRuntime, label: str, window: Window | None) -> AgentRow:
+def spent_text(totals: UsageTotals | None) -> str:
+    """``Σ 12K $0.04``: the agent's tokens so far (in and out) and their cost; no cost when
+    a model it used has no price; empty before its first request."""
+    if totals is None or totals.input_tokens + totals.output_tokens == 0:
+        return ""
+    text = f"Σ {format_tokens(totals.input_tokens + totals.output_tokens)}"
+    return f"{text} {totals.cost_text()}" if totals.cost_known else text
+
+
+def agent_row(agent: AgentRuntime, label: str, window: Window | None,
+              totals: UsageTotals | None = None) -> AgentRow:
     """The row of an agent, with its usage once its window was measured."""
+    spent = spent_text(totals)
     if window is None:
-        return AgentRow(agent.id, label, agent.status, agent.unread, None, agent.parent_id)
+        return AgentRow(agent.id, label, agent.status, agent.unread, None, agent.parent_id,
+                        spent=spent)
     return AgentRow(agent.id, label, agent.status, agent.unread, window.percent,
-                    agent.parent_id, window.tokens, window.budget)
+                    agent.parent_id, window.tokens, window.budget, spent)
 
 
 class TreeStyles(NamedTuple):
@@ -94,6 +110,8 @@ def agent_label(row: AgentRow, focused: bool, styles: TreeStyles = PLAIN_TREE) -
         text.append(format_percent(percent), style=_usage_style(percent, styles))
     if row.unread > 0:
         text.append(f" ✉{row.unread}", style=styles.mail)
+    if row.spent:  # what it cost before the fill, which the gauge shows too
+        text.append(f" · {row.spent}", style=styles.fill)
     if measured and row.tokens is not None:  # the window's fill last: a narrow tree cuts it
         window = f"/{format_tokens(row.budget)}" if row.budget > 0 else ""
         text.append(f" · {format_tokens(row.tokens)}{window}", style=styles.fill)
