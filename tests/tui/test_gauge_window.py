@@ -24,7 +24,7 @@ async def test_gauge_tree_and_context_show_the_window_and_the_limit_alike(bench)
         spent = app.session.usage_now(app.focused_agent)
         assert spent is not None
         assert label.endswith(f" 1% · Σ {format_tokens(spent.input_tokens + spent.output_tokens)}"
-                              f" $0 · {format_tokens(window.tokens)}/2K"), label
+                              f" · {format_tokens(window.tokens)}/2K"), label
 
         await type_text(pilot, "/context")
         await pilot.press("enter")

@@ -50,11 +50,12 @@ class AgentRow(NamedTuple):
 
 def spent_text(totals: UsageTotals | None) -> str:
     """``Σ 12K $0.04``: the agent's tokens so far (in and out) and their cost; no cost when
-    a model it used has no price; empty before its first request."""
+    a model it used has no price, nor when it is nothing (the offline model is free);
+    empty before its first request."""
     if totals is None or totals.input_tokens + totals.output_tokens == 0:
         return ""
     text = f"Σ {format_tokens(totals.input_tokens + totals.output_tokens)}"
-    return f"{text} {totals.cost_text()}" if totals.cost_known else text
+    return f"{text} {totals.cost_text()}" if totals.cost_known and totals.cost > 0 else text
 
 
 def agent_row(agent: AgentRuntime, label: str, window: Window | None,
