@@ -13,7 +13,8 @@ _FILTER_DETAILS = (
     "A matcher reviews the whole context: the agent's LLM (or --matcher-model M), or the local "
     "matcher for the offline model and with --local. Shows what would change first; "
     "--dry-run only shows it. With --ids, a range (5-9) means the context's messages whose ids "
-    "fall in it; a single id must be one of them. A tool call and its result leave together. "
+    "fall in it; a single id must be one of them; they go at once (--preview: review them "
+    "first). A tool call and its result leave together. "
     "/undo reverses it.")
 
 REGISTRY = Registry([
@@ -25,10 +26,10 @@ REGISTRY = Registry([
                 context.rewind, llm=True, deferred=True),
     CommandSpec("marks", "/marks", "List the valid marks with their positions.",
                 context.marks, llm=True),
-    CommandSpec("forget", "/forget [--dry-run] [--local] [--matcher-model M] CRITERIA | --ids LIST",
+    CommandSpec("forget", "/forget [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
                 "Remove the messages that match CRITERIA (or the ids, like 3,5-9).",
                 context.forget, deferred=True, details=_FILTER_DETAILS),
-    CommandSpec("remember", "/remember [--dry-run] [--local] [--matcher-model M] CRITERIA | --ids LIST",
+    CommandSpec("remember", "/remember [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
                 "Keep only the messages that match CRITERIA (or the ids).",
                 context.remember, deferred=True, details=_FILTER_DETAILS),
     CommandSpec("undo", "/undo", "Undo the latest context change, saying what comes back.",

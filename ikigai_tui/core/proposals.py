@@ -117,12 +117,13 @@ class FilterProposal(Proposal):
     # The planning conversation of the LLM's filter_context (its request through the
     # apply call): it leaves the context with the filtered messages, in the same event.
     planning: tuple[int, ...] = ()
+    review: bool = False  # explicit ids shown for review first (--preview); others apply at once
 
     @classmethod
     def build(cls, mode: str, ids: list[int], replayer: Replayer, meter: ContextMeter,
               tokens_before: int, *, dry_run: bool = False, criteria: str | None = None,
               matcher: str | None = None, reasons: dict[int, str | None] | None = None,
-              dropped: int = 0) -> FilterProposal:
+              dropped: int = 0, review: bool = False) -> FilterProposal:
         partners = replayer.with_partners(set(ids))
         if mode == "forget":
             keys = [k for k in replayer.ctx if k in partners]
@@ -139,7 +140,7 @@ class FilterProposal(Proposal):
             items.append(ProposalItem(key, kind, _first_line(kind, payload), tokens, key in chosen,
                                       reasons.get(key), starts.get(key)))
         return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run, criteria, matcher,
-                   dropped)
+                   dropped, review=review)
 
     @property
     def title(self) -> str:

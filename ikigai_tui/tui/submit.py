@@ -1,5 +1,6 @@
 """What Enter does: a message to the agent, or a command; a command that proposes a
-change (/forget, /remember) opens the preview, driven by the proposal the core returns.
+change (/forget, /remember) opens the preview, driven by the proposal the core returns;
+explicit ids (`--ids`) apply at once, as SPEC §5 has it, unless `--preview` asks to see them.
 
 /forget and /remember run in a worker: a matcher may take a while (side requests in
 chunks), and the screen shows its progress once the core reports any; Esc there cancels
@@ -130,6 +131,9 @@ def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
     proposal = pending.proposal
     if not isinstance(proposal, FilterProposal):  # no other kind yet: refuse, say why
         app.run_worker(_answer(app, session, pending, REFUSE), group="preview")
+        return
+    if proposal.criteria is None and not proposal.review:  # the user named the ids
+        app.run_worker(_answer(app, session, pending, Verdict.accept()), group="preview")
         return
     items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason,
                          exchange=i.exchange if proposal.criteria is not None else None)

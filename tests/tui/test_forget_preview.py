@@ -16,11 +16,11 @@ async def _open_forget_preview(bench):
 
 
 async def _preview_forget_4_5(app, pilot) -> tuple[str, list[int]]:
-    """Type `/forget --ids 4,5` and wait for its preview; (root id, context before)."""
+    """Type `/forget --ids 4,5 --preview` and wait for its preview; (root id, context before)."""
     await settle(pilot)
     root = app.focused_agent
     before = list((await app.session.replayer(root)).ctx)
-    await type_text(pilot, "/forget --ids 4,5")
+    await type_text(pilot, "/forget --ids 4,5 --preview")
     await pilot.press("enter")
     await idle(pilot)
     assert isinstance(app.screen, PreviewScreen)
@@ -57,7 +57,7 @@ async def test_forget_preview_cancels_on_escape(bench):
         assert list((await app.session.replayer(root)).ctx) == before
         commands = await events_of(app, root, "command")
         assert [(c.payload["text"], c.payload["output"]) for c in commands] == [
-            ("/forget --ids 4,5", ["Cancelled."])
+            ("/forget --ids 4,5 --preview", ["Cancelled."])
         ]
         assert any("Cancelled." in line for line in all_lines(app.panes.active.scrollback))
 
@@ -76,3 +76,27 @@ async def test_forget_preview_applies_exactly_the_ticked_subset(bench):
         filters = await events_of(app, root, "filter")
         assert [(e.payload["mode"], e.payload["ids"]) for e in filters] == [("forget", [5])]
         assert list((await app.session.replayer(root)).ctx) == [i for i in before if i != 5]
+
+
+async def test_explicit_ids_apply_at_once_without_a_preview(bench):
+    """SPEC §5: `/forget --ids LIST` needs no matcher and no preview; keys typed next go
+    to the input, not to a modal (a preview here swallowed the next command)."""
+    app = await _open_forget_preview(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        before = list((await app.session.replayer(root)).ctx)
+        await type_text(pilot, "/forget --ids 4,5")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert not isinstance(app.screen, PreviewScreen)
+        filters = await events_of(app, root, "filter")
+        assert [(e.payload["mode"], sorted(e.payload["ids"])) for e in filters] == [("forget", [4, 5])]
+        assert list((await app.session.replayer(root)).ctx) == [i for i in before if i not in (4, 5)]
+        assert any("Forgot 2 messages." in line for line in all_lines(app.panes.active.scrollback))
+
+        await type_text(pilot, "/remember --ids 1-3 --dry-run")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert not isinstance(app.screen, PreviewScreen)
+        assert len(await events_of(app, root, "filter")) == 1  # a dry run writes no filter

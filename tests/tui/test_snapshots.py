@@ -127,13 +127,13 @@ def test_split_view(bench, snap_compare):
 
 
 def test_forget_preview(bench, snap_compare):
-    """`/forget --ids 4,5` typed and sent opens the preview with both messages ticked."""
+    """`/forget --ids 4,5 --preview` typed and sent opens the preview with both messages ticked."""
     bench.prepare(lambda s: _conversation(s, 3))
     app = bench.app()
 
     async def run_before(pilot):
         await settle(pilot)
-        await type_text(pilot, "/forget --ids 4,5")
+        await type_text(pilot, "/forget --ids 4,5 --preview")
         await pilot.press("enter")
         await idle(pilot)
         assert isinstance(app.screen, PreviewScreen)

@@ -1,7 +1,10 @@
 """/forget and /remember: their options, and the proposal a matcher's report becomes.
 
-    /forget [--dry-run] --ids LIST
+    /forget [--dry-run] [--preview] --ids LIST
     /forget [--dry-run] [--local] [--matcher-model M] CRITERIA
+
+Explicit ids apply at once (SPEC §5: no matcher, no preview); `--preview` asks the TUI to
+show them for review first. Criteria are always previewed where someone can review.
 
 CRITERIA is the rest of the line after the options, taken raw (apostrophes and quotes
 are part of it). The whole context is reviewed, not only the window.
@@ -30,17 +33,20 @@ class FilterArgs(NamedTuple):
     dry_run: bool = False
     local: bool = False
     model: str | None = None
+    preview: bool = False
 
 
 def read_filter_args(args: ArgReader, verb: str) -> FilterArgs:
     ids: list[IdRange] | None = None
-    dry_run = local = False
+    dry_run = local = preview = False
     model: str | None = None
     while (word := args.peek_word()) is not None and word.startswith("--"):
         args.take()
         name, eq, value = word.partition("=")
         if name == "--dry-run" and not eq and not dry_run:
             dry_run = True
+        elif name == "--preview" and not eq and not preview:
+            preview = True
         elif name == "--local" and not eq and not local:
             local = True
         elif name == "--ids" and ids is None:
@@ -60,7 +66,9 @@ def read_filter_args(args: ArgReader, verb: str) -> FilterArgs:
             raise UsageError("--local and --matcher-model choose a matcher; --ids needs none")
     elif criteria is None:
         raise UsageError(f"missing CRITERIA (what to {verb}) or --ids LIST")
-    return FilterArgs(ids, criteria, dry_run, local, model)
+    elif preview:
+        raise UsageError("--preview goes with --ids (CRITERIA are always previewed)")
+    return FilterArgs(ids, criteria, dry_run, local, model, preview)
 
 
 def candidates_of(c: CommandContext, counted: dict[int, float] | None = None) -> list[Candidate]:
