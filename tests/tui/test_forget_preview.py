@@ -15,14 +15,20 @@ async def _open_forget_preview(bench):
     return app
 
 
-async def _preview_forget_4_5(app, pilot) -> tuple[str, list[int]]:
-    """Type `/forget --ids 4,5 --preview` and wait for its preview; (root id, context before)."""
+async def _typed(app, pilot, command: str) -> tuple[str, list[int]]:
+    """Type `command` and send it; (root id, context before)."""
     await settle(pilot)
     root = app.focused_agent
     before = list((await app.session.replayer(root)).ctx)
-    await type_text(pilot, "/forget --ids 4,5 --preview")
+    await type_text(pilot, command)
     await pilot.press("enter")
     await idle(pilot)
+    return root, before
+
+
+async def _preview_forget_4_5(app, pilot) -> tuple[str, list[int]]:
+    """Type `/forget --ids 4,5 --preview` and wait for its preview; (root id, context before)."""
+    root, before = await _typed(app, pilot, "/forget --ids 4,5 --preview")
     assert isinstance(app.screen, PreviewScreen)
     return root, before
 
@@ -83,12 +89,7 @@ async def test_explicit_ids_apply_at_once_without_a_preview(bench):
     to the input, not to a modal (a preview here swallowed the next command)."""
     app = await _open_forget_preview(bench)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        root = app.focused_agent
-        before = list((await app.session.replayer(root)).ctx)
-        await type_text(pilot, "/forget --ids 4,5")
-        await pilot.press("enter")
-        await idle(pilot)
+        root, before = await _typed(app, pilot, "/forget --ids 4,5")
         assert not isinstance(app.screen, PreviewScreen)
         filters = await events_of(app, root, "filter")
         assert [(e.payload["mode"], sorted(e.payload["ids"])) for e in filters] == [("forget", [4, 5])]
