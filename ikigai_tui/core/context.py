@@ -17,7 +17,8 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.provider import Request
 from ikigai_tui.core.request import build_messages, system_text
-from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor
+from ikigai_tui.core.token_counts import fill
+from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor, tools_text
 from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.core.window import ContextMeter, Window
 
@@ -98,10 +99,13 @@ class ContextService:
         limits = session.providers.limits(model)
         tools = tool_schemas()
         meter = self.meter(agent)
+        system = system_text(replayer)
+        await fill(meter, replayer, session.store,
+                   ("system", system, tools_text(tools), "", "\n".join(replayer.pins)))
         window = meter.measure(replayer, tools, self.effective_budget(agent, limits), limits.input)
         ids = meter.window_ids()
         return Plan(
-            agent_id=agent_id, model=model, system=system_text(replayer),
+            agent_id=agent_id, model=model, system=system,
             pins=tuple(replayer.pins), summary_ids=sorted(replayer.summaries), window_ids=ids,
             tools=tools, window=window, raw_estimate=meter.raw_request(replayer, tools),
             messages=build_messages(replayer, ids) if messages else None,

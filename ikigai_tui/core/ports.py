@@ -117,6 +117,33 @@ class MatchIndex(Protocol):
         it as a term; a word ending in * matches every term starting with the rest."""
 
 
+class TokenBlock(NamedTuple):
+    """Kept token counts of some messages, packed little-endian: `ids` (int64, ascending)
+    and `tokens` (float64, the counter's raw count) one per message."""
+
+    ids: bytes
+    tokens: bytes
+
+
+class TokenCounts(Protocol):
+    """Per-message token counts, computed once per (encoding, message) and kept in blocks
+    (core/token_counts.py): opening a log never recounts it."""
+
+    async def token_blocks(self, encoding: str, low: int, high: int) -> list[TokenBlock]:
+        """The kept blocks of `encoding` that hold a message id in [low, high], in the
+        order they were kept."""
+
+    async def save_token_block(self, encoding: str, block: TokenBlock) -> None:
+        """Keep a block. A read-only log raises StoreError."""
+
+    async def text_tokens(self, encoding: str, digests: Iterable[str]) -> dict[str, float]:
+        """Kept counts of texts outside the log (system prompt, tools), by digest."""
+
+    async def save_text_tokens(self, encoding: str, counts: dict[str, float]) -> None:
+        """Keep counts of texts by digest (a digest kept already keeps its count). A
+        read-only log raises StoreError."""
+
+
 class SmallState(Protocol):
     async def token_factors(self) -> dict[str, tuple[float, int]]: ...
 
@@ -135,5 +162,5 @@ class SmallState(Protocol):
     async def renew_leases(self, agent_ids: Iterable[str], pid: int, host: str) -> None: ...
 
 
-class Persistence(EventLog, Search, MatchIndex, SmallState, Protocol):
+class Persistence(EventLog, Search, MatchIndex, TokenCounts, SmallState, Protocol):
     """Everything the session uses: one object per open database."""

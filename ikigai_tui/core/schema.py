@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Message text indexed for /recall: content for most kinds, the arguments of a tool call.
 _FTS_TEXT = (
@@ -104,5 +104,27 @@ MIGRATIONS: dict[int, list[str]] = {
             vectors BLOB NOT NULL
         )""",
         "CREATE INDEX message_vectors_range ON message_vectors(model, low)",
+    ],
+    # Each message's token count, computed once per message and encoding (a tiktoken
+    # encoding, or the bytes/4 estimate) and kept in blocks (see core/sqlite/tokens.py):
+    # opening a log never recounts it.
+    6: [
+        """CREATE TABLE message_tokens (
+            encoding TEXT NOT NULL,
+            low INTEGER NOT NULL,
+            high INTEGER NOT NULL,
+            ids BLOB NOT NULL,
+            tokens BLOB NOT NULL
+        )""",
+        "CREATE INDEX message_tokens_range ON message_tokens(encoding, low)",
+        # The counts of the few texts outside the log that every request holds (the
+        # system prompt with its pins, the tool definitions), by their digest: a log whose
+        # counts are all kept is measured without loading a tokenizer.
+        """CREATE TABLE text_tokens (
+            encoding TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            tokens REAL NOT NULL,
+            PRIMARY KEY (encoding, digest)
+        ) WITHOUT ROWID""",
     ],
 }

@@ -25,6 +25,7 @@ from typing import Any
 from ikigai_tui.core.request import entry_message, message_texts
 
 BYTES_PER_TOKEN = 4
+ESTIMATE = "bytes/4"  # the family of estimated counts (kept counts are keyed by it)
 MESSAGE_OVERHEAD = 3  # tokens framing each message
 REPLY_PRIMING = 3  # tokens priming the reply
 
@@ -124,22 +125,55 @@ class TokenCounter:
         self.encoding = encoding_name(model)
         self.exact = self.encoding is not None
         self.factor = 1.0 if self.exact else factor
-        self._encode = load_encoding(self.encoding).encode if self.exact else None
+        # What the raw counts are of: the same for every estimated model (the factor is
+        # applied after), so kept counts serve every model of one family.
+        self.family = self.encoding or ESTIMATE
+        self._encode = None  # loaded on first use (0.2 s): callers on the loop load() first
+        # The few texts outside the log every request holds (system prompt, tools, pins),
+        # by text: counted (or read back from the store) once, then looked up.
+        self.known: dict[str, float] = {}
+
+    @property
+    def loaded(self) -> bool:
+        return not self.exact or self._encode is not None
+
+    def load(self) -> None:
+        """Load the encoding (tiktoken and its files): a worker thread's job."""
+        if self.exact and self._encode is None:
+            self._encode = load_encoding(self.encoding).encode
 
     def text(self, text: str) -> float:
         if not text:
             return 0
-        if self._encode is not None:
-            return sum(len(self._encode(piece, disallowed_special=())) for piece in slices(text))
+        if self.exact:
+            if self._encode is None:
+                self.load()
+            encode = self._encode
+            return sum(len(encode(piece, disallowed_special=())) for piece in slices(text))
         return utf8_length(text) / BYTES_PER_TOKEN
 
     def message(self, kind: str, payload: dict) -> float:
         return MESSAGE_OVERHEAD + sum(self.text(s) for s in message_segments(kind, payload))
 
+    def messages(self, entries: Iterable[tuple[str, dict]]) -> list[float]:
+        """The counts of many context entries (kind, payload): a worker thread's job."""
+        message = self.message
+        return [message(kind, payload) for kind, payload in entries]
+
+    def known_text(self, text: str) -> float:
+        """The count of a text outside the log, remembered by text (a few at a time)."""
+        count = self.known.get(text)
+        if count is None:
+            if len(self.known) >= 64:
+                self.known.clear()
+            count = self.known[text] = self.text(text)
+        return count
+
     def fixed(self, system: str, tools: Sequence[dict], pins: Iterable[str] = ()) -> float:
         """System prompt (with pins) as one message, the tool definitions, reply priming."""
-        system_tokens = MESSAGE_OVERHEAD + self.text("system") + self.text(system)
-        return system_tokens + self.text(tools_text(tools)) + REPLY_PRIMING
+        known = self.known_text
+        system_tokens = MESSAGE_OVERHEAD + known("system") + known(system)
+        return system_tokens + known(tools_text(tools)) + REPLY_PRIMING
 
     def scale(self, raw: float) -> int:
         return math.ceil(raw * self.factor - 1e-9)

@@ -13,9 +13,11 @@ a larger budget) recomputes from the start, which gives the same answer.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from typing import Any
+from itertools import accumulate, islice
 
 from ikigai_tui.core.limits import usage_state
 from ikigai_tui.core.replay import Replayer
@@ -57,8 +59,11 @@ class ContextMeter:
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.cache: dict[int, float] = {}  # raw tokens per message id: messages never change
+        self.unsaved: list[tuple[int, float]] = []  # counted here, not kept in the store yet
+        self.filling: Any = None  # the lock of token_counts.fill, made there
         self.ids: list[int] = []  # the context's messages in order (summaries apart)
         self.sizes: list[float] = []
+        self.prefix: list[float] = [0.0]  # prefix[i]: raw tokens of ids[:i]
         self.turn_starts: list[int] = []  # indexes into ids where a user message starts a turn
         self.total = 0.0  # raw tokens of all messages in `ids`
         self.summaries = 0.0
@@ -79,17 +84,60 @@ class ContextMeter:
             size = self.cache[key] = self.counter.message(entry[1], entry[2])
         return size
 
+    def missing(self, r: Replayer) -> list[int]:
+        """The context entries the next measure would count (no count cached): all of
+        them when it recounts from the start, else only those appended since."""
+        cache = self.cache
+        if r.changes != self._changes:
+            return [k for k in r.ctx if k not in cache]
+        new = len(r.ctx) - len(self.ids) - len(r.summaries)
+        if new <= 0:
+            return []
+        return [k for k, _ in islice(reversed(r.ctx.items()), new) if k not in cache][::-1]
+
     def _rebuild(self, r: Replayer) -> None:
-        self.ids, self.sizes, self.turn_starts = [], [], []
-        self.total = self.summaries = 0.0
-        for key, entry in r.ctx.items():
-            if entry[1] == "summary":
-                self.summaries += self._size(key, entry)
-            else:
-                self._append(key, entry)
+        self._install(self._tally(r.ctx.items()), r.changes)
+
+    async def rebuild_off_loop(self, r: Replayer) -> None:
+        """The recount from the start that the next measure would do, in a worker thread
+        over a copy of the context (100,000 messages: tens of ms the loop keeps). Kept
+        unless the context changed other than by appends meanwhile (those are caught up)."""
+        changes = r.changes
+        items = list(r.ctx.items())
+        tally = await asyncio.to_thread(self._tally, items)
+        if r.changes == changes:
+            self._install(tally, changes)
+
+    def _tally(self, items: Iterable[tuple[int, tuple]]) -> tuple:
+        ids: list[int] = []
+        sizes: list[float] = []
+        starts: list[int] = []
+        summaries = 0.0
+        cache, size_of = self.cache, self._size
+        for key, entry in items:
+            kind = entry[1]
+            size = cache.get(key)
+            if size is None:
+                size = size_of(key, entry)
+            if kind == "summary":
+                summaries += size
+                continue
+            if kind == "user":
+                starts.append(len(ids))
+            ids.append(key)
+            sizes.append(size)
+        return ids, sizes, starts, [0.0, *accumulate(sizes)], summaries
+
+    def _install(self, tally: tuple, changes: int) -> None:
+        self.ids, self.sizes, self.turn_starts, self.prefix, self.summaries = tally
+        self.total = self.prefix[-1]
         self.start, self.outside = 0, 0.0
         self.turn = -1 if not self.turn_starts or self.turn_starts[0] > 0 else 0
-        self._changes = r.changes
+        self._changes = changes
+
+    def stale(self, r: Replayer) -> bool:
+        """Whether the next measure recounts from the start."""
+        return r.changes != self._changes
 
     def _append(self, key: int, entry: tuple) -> None:
         size = self._size(key, entry)
@@ -100,6 +148,7 @@ class ContextMeter:
         self.ids.append(key)
         self.sizes.append(size)
         self.total += size
+        self.prefix.append(self.total)
 
     def _catch_up(self, r: Replayer) -> None:
         if r.changes != self._changes:
@@ -114,17 +163,20 @@ class ContextMeter:
     # -- the window ---------------------------------------------------------------
 
     def _prune(self, fixed_raw: float, budget_raw: float) -> None:
-        """Drop whole turns from the front while the request is over budget."""
+        """Drop whole turns from the front while the request is over budget: the first
+        turn after the current start from which it fits (a binary search over the
+        prefix sums), else the latest turn, which always stays."""
         if budget_raw <= 0:
             return
-        starts = self.turn_starts
-        while fixed_raw + self.summaries + self.total - self.outside > budget_raw:
-            following = self.turn + 1
-            if following >= len(starts):
-                return  # the latest turn always stays
-            nxt = starts[following]
-            self.outside += sum(self.sizes[self.start : nxt])
-            self.start, self.turn = nxt, following
+        starts, prefix = self.turn_starts, self.prefix
+        head = fixed_raw + self.summaries + self.total
+        if head - self.outside <= budget_raw or self.turn + 1 >= len(starts):
+            return
+        turn = bisect_left(range(len(starts)), True, lo=self.turn + 1,
+                           key=lambda t: head - prefix[starts[t]] <= budget_raw)
+        turn = min(turn, len(starts) - 1)
+        self.start, self.turn = starts[turn], turn
+        self.outside = prefix[self.start]
 
     def measure(self, r: Replayer, tools: Sequence[dict], budget: int, limit: int) -> Window:
         counter = self.counter
@@ -158,7 +210,7 @@ class ContextMeter:
             counter = self.counter
             system_raw = counter.fixed(system_text(r), ())
             tools_raw = counter.fixed("", tools) - counter.fixed("", ())
-            pins_raw = counter.text("\n".join(r.pins)) if r.pins else 0.0
+            pins_raw = counter.known_text("\n".join(r.pins)) if r.pins else 0.0
             self._fixed_key, self._fixed_value = key, (system_raw, tools_raw, pins_raw)
         return self._fixed_value
 

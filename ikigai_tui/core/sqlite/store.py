@@ -12,25 +12,26 @@ from typing import Any
 
 import aiosqlite
 
-from ikigai_tui.core.events import AgentRecord, Event, EventRef, EventRow, WriteBatch
+from ikigai_tui.core.events import AgentRecord, Event, EventRef, WriteBatch
 from ikigai_tui.core.ports import CommitHook, StoreError
 from ikigai_tui.core.sqlite.feed import (
     POLL_INTERVAL, TAIL_BATCH, Delivery, Pace, data_version, foreign, poll, read_after,
 )
 from ikigai_tui.core.sqlite.leases import Leases
 from ikigai_tui.core.sqlite.open import LogFile
+from ikigai_tui.core.sqlite.rows import AgentRows
+from ikigai_tui.core.sqlite.tokens import TokenCountRows
 from ikigai_tui.core.sqlite.vectors import MatchIndexRows
 
 __all__ = ["Store", "StoreError", "CommitHook"]
 
 log = logging.getLogger(__name__)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-ROW_BATCH = 5000
 _AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id, budget"
 _UPDATABLE = {"status", "model", "name"}
 
 
-class Store(Leases, MatchIndexRows, LogFile):
+class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
     """An open event log. All writes go through one writer task that batches them."""
 
     def __init__(self, db: aiosqlite.Connection, path: Path, *, readonly: bool = False) -> None:
@@ -248,23 +249,6 @@ class Store(Leases, MatchIndexRows, LogFile):
         return results
 
     # -- reading ---------------------------------------------------------------
-
-    async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
-        """One agent's events in log order, decoded; only ids below `upto` when given."""
-        sql = "SELECT id, kind, payload FROM events WHERE agent_id = ?"
-        params: tuple = (agent_id,)
-        if upto is not None:
-            sql += " AND id < ?"
-            params = (agent_id, upto)
-        loads = json.loads
-        out: list[EventRow] = []
-        # Decoded in batches: the raw rows of a long log never all live at once next
-        # to their decoded payloads (half the peak memory of opening 100,000 events).
-        with self._reading():
-            async with self._db.execute(sql + " ORDER BY id", params) as cursor:
-                while rows := await cursor.fetchmany(ROW_BATCH):
-                    out.extend((i, k, loads(p)) for i, k, p in rows)
-        return out
 
     async def events(
         self, agent_id: str | None = None, *, after: int = 0, limit: int | None = None

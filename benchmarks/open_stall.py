@@ -1,0 +1,311 @@
+"""Benchmarks of opening a big log in the full-screen app: what a user waits for and
+whether the screen freezes meanwhile. benchmarks/run.py prints these lines after its own
+figures.
+
+  open_stall_max_ms     The longest event-loop stall while the app opens a log of
+                        2,000, 10,000 and 100,000 messages, from start to ready (its first
+                        refresh: the gauge with the exact count) plus 0.5 s after, measured
+                        by a loop-lag probe: a task on the app's own loop sleeping 5 ms
+                        again and again; a wake-up later than asked is a stall of that
+                        lateness. The figure is the worst size.
+  open_first_frame_s    Time to the first frame with the conversation in it (from the top
+                        of the child's script, as first_paint in benchmarks/tui.py), the
+                        worst size.
+  open_ready_100k_s     Time to ready at 100,000 messages.
+  open_rss_100k_mb      Resident memory (VmRSS) at ready with 100,000 messages.
+  open_rss_growth       RSS at ready, 100,000 messages over 10,000.
+
+Each open is a cold child process (`python benchmarks/open_stall.py child DB MODEL`) on
+a copy of the databases benchmarks/tui.py generates (one root agent, user and assistant
+messages alternating), its agent on the offline model (estimated counts) or on
+openai/gpt-4o (exact tiktoken counts; no request is made). The first open of each copy
+counts its tokens and keeps them (shown in the details); the figures are medians of the
+later opens (3, 1 with --quick). Times are from the app's start (after the imports of
+textual and ikigai, which benchmarks/tui.py measures); the stall probe is h14b's
+benchmarks/stall.py.
+
+  --profile DB MODEL   cProfile of the app's loop thread over one open (top by own time)
+  --watch DB MODEL     the loop thread's stack whenever the loop is 30 ms late
+"""
+
+from __future__ import annotations
+
+import time
+
+T0 = time.perf_counter()
+
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+perf = time.perf_counter
+HERE = Path(__file__).resolve().parent
+SIZES = (2_000, 10_000, 100_000)
+MODELS = ("offline", "openai/gpt-4o")
+STALL_GOAL_MS = 50.0
+FIRST_FRAME_GOAL_S = 0.15
+READY_GOAL_S = 1.0
+RSS_GOAL_MB = 200.0
+GROWTH_GOAL = 1.3
+AFTER_READY = 0.5
+
+
+def fmt(name: str, value: str, goal: str, ok: bool, details: str) -> str:
+    return f"{name}: {value} ({goal}) {'ok' if ok else 'miss'}   [{details}]"
+
+
+# -- the child ----------------------------------------------------------------------------
+
+
+class Watch:
+    """Debugging (--watch): where the loop thread is while it is late, from a thread."""
+
+    def __init__(self, probe) -> None:
+        self.probe = probe
+        self.stacks: list[str] = []
+        self.done = False
+
+    def start(self) -> None:
+        import threading
+
+        threading.Thread(target=self._run, args=(threading.get_ident(),), daemon=True).start()
+
+    def _run(self, loop_thread: int) -> None:
+        import traceback
+
+        while not self.done:
+            time.sleep(0.01)
+            due = self.probe._due
+            if due and perf() - due > 0.03:
+                frame = sys._current_frames().get(loop_thread)
+                if frame is not None:
+                    where = "".join(traceback.format_stack(frame, limit=12))
+                    self.stacks.append(f"-- at {perf() - T0:.3f} s, "
+                                       f"{(perf() - due) * 1e3:.0f} ms late:\n{where}")
+
+
+def vm_rss_mb() -> float:
+    for text in Path("/proc/self/status").read_text().splitlines():
+        if text.startswith("VmRSS:"):
+            return int(text.split()[1]) / 1024
+    return 0.0
+
+
+def drive(db: str, model: str, profile: bool = False, watch: bool = False) -> dict:
+    from ikigai_tui import config
+    from ikigai_tui.tui.app import IkigaiApp, create_app
+    from ikigai_tui.tui.widgets.scrollback import Scrollback
+    from textual.app import App
+
+    from stall import LagProbe
+
+    state: dict = {"paint": None, "ready": None, "content": False, "start": perf() - T0}
+    probe = LagProbe()
+    watcher = Watch(probe) if watch else None
+    render_line, refresh, display = Scrollback.render_line, IkigaiApp._refresh, App._display
+
+    def line(self, y: int):
+        if self.loaded and (not self.items or (self._lines and self._width)):
+            state["content"] = True
+        return render_line(self, y)
+
+    async def refreshed(self) -> None:
+        await refresh(self)
+        if state["ready"] is None:
+            state["ready"] = perf() - T0
+            state["rss"] = vm_rss_mb()
+            state["tokens"] = self.gauge_tokens if hasattr(self, "gauge_tokens") else None
+            self.set_timer(AFTER_READY, self.exit)
+
+    def _display(self, screen, renderable) -> None:
+        if renderable is not None and hasattr(renderable, "render_segments"):
+            renderable.render_segments(self.console)
+        display(self, screen, renderable)
+        if renderable is not None and state["content"] and state["paint"] is None:
+            state["paint"] = perf() - T0
+
+    Scrollback.render_line, IkigaiApp._refresh, App._display = line, refreshed, _display
+    settings = config.load(db=db, model=model, env={},
+                           config_path=str(Path(db).with_name("no-config.toml")))
+    app = create_app(settings)
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+
+    async def run() -> None:
+        probe.start()
+        state["probe_t0"] = probe._t0 - T0
+        if watcher is not None:
+            watcher.start()
+        watchdog = asyncio.get_running_loop().call_later(120, app.exit)
+        if prof is not None:
+            prof.enable()
+        await app.run_async(headless=True, size=(120, 40))
+        if prof is not None:
+            prof.disable()
+        watchdog.cancel()
+        await probe.stop()
+        if watcher is not None:
+            watcher.done = True
+
+    asyncio.run(run())
+    paint = state["paint"]
+    at = state["probe_t0"]
+    before = [ms for t, ms in probe.stalls if paint is None or at + t < paint]
+    after = [ms for t, ms in probe.stalls if paint is not None and at + t >= paint]
+    worst_at = max(probe.stalls, key=lambda s: s[1], default=(0.0, 0.0))[0] + at
+    result = {"start": state["start"], "paint": paint, "ready": state["ready"],
+              "rss": state.get("rss"), "stall": probe.longest_ms / 1e3, "stall_at": worst_at,
+              "stall_before_paint": max(before, default=0.0) / 1e3,
+              "stall_after_paint": max(after, default=0.0) / 1e3}
+    if watcher is not None:
+        result["stacks"] = watcher.stacks
+    if prof is not None:
+        import io
+        import pstats
+
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
+        result["profile"] = out.getvalue()
+    return result
+
+
+# -- the parent ---------------------------------------------------------------------------
+
+
+def child(db: Path, model: str, timeout: float = 300) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TEXTUAL_THEME")}
+    proc = subprocess.run([sys.executable, __file__, "child", str(db), model],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+    for text in proc.stdout.splitlines():
+        if text.startswith("RESULT "):
+            return json.loads(text[7:])
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+    raise RuntimeError(f"open of {db.name} ({model}) exited {proc.returncode}: {' | '.join(tail)}")
+
+
+def measure(reps: int) -> tuple[dict, dict, list[str]]:
+    """Per (size, model): the first open's result (nothing counted yet) and the later
+    opens' results, on fresh copies of the cached databases."""
+    import sqlite3
+
+    import gen
+    import tui
+
+    problems: list[str] = []
+    tmp = gen.DATA / f"tmp-open-stall-{os.getpid()}"
+    firsts: dict[tuple[int, str], dict] = {}
+    runs: dict[tuple[int, str], list[dict]] = {}
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+        for n in SIZES:
+            source = tui.ensure_db(n)
+            for model in MODELS:
+                path = tmp / f"{n}-{model.replace('/', '-')}.db"
+                shutil.copyfile(source, path)
+                with sqlite3.connect(path) as db:  # the log's agent on this model
+                    db.execute("UPDATE agents SET model = ?", (model,))
+                db.close()
+                for i in range(reps + 1):
+                    result = child(path, model)
+                    if result["paint"] is None or result["ready"] is None:
+                        problems.append(f"open {n:,} ({model}): never painted or never ready")
+                        continue
+                    if i == 0:
+                        firsts[n, model] = result
+                    else:
+                        runs.setdefault((n, model), []).append(result)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return firsts, runs, problems
+
+
+def figures(quick: bool = False) -> Iterator[str]:
+    firsts, runs, problems = measure(1 if quick else 3)
+
+    def med(n: int, model: str, key: str) -> float:
+        def value(r: dict) -> float | None:
+            if key in ("paint", "ready"):  # from the app's start (imports apart)
+                return None if r[key] is None else r[key] - r["start"]
+            return r[key]
+
+        values = [v for r in runs.get((n, model), ()) if (v := value(r)) is not None]
+        return statistics.median(values) if values else float("nan")
+
+    def first(n: int, model: str, key: str) -> float:
+        r = firsts.get((n, model))
+        if r is None:
+            return float("nan")
+        return r[key] - r["start"] if key in ("paint", "ready") else r[key]
+
+    keys = [(n, m) for n in SIZES for m in MODELS]
+    short = {m: ("offline" if m == "offline" else m.split("/")[-1]) for m in MODELS}
+    if runs:
+        per = {k: med(*k, "stall") * 1e3 for k in keys}
+        worst = max(per.values())
+        yield fmt(
+            "open_stall_max_ms", f"{worst:.0f} ms", f"<= {STALL_GOAL_MS:g} ms",
+            worst <= STALL_GOAL_MS,
+            "longest stall, start to ready + 0.5 s (before / after the first frame): " + "; ".join(
+                f"{n:,} {short[m]} {per[n, m]:.0f} ({med(n, m, 'stall_before_paint') * 1e3:.0f}"
+                f" / {med(n, m, 'stall_after_paint') * 1e3:.0f})" for n, m in keys)
+            + " ms; first open of each log (its token counts not kept yet): " + ", ".join(
+                f"{n:,} {short[m]} {first(n, m, 'stall') * 1e3:.0f}" for n, m in keys) + " ms")
+        paints = {k: med(*k, "paint") for k in keys}
+        top = max(paints.values())
+        yield fmt(
+            "open_first_frame_s", f"{top:.3f} s", f"<= {FIRST_FRAME_GOAL_S} s",
+            top <= FIRST_FRAME_GOAL_S,
+            "from the app's start (after imports, "
+            f"{statistics.median(r['start'] for rs in runs.values() for r in rs):.2f} s): "
+            + ", ".join(f"{n:,} {short[m]} {v:.3f}" for (n, m), v in paints.items()) + " s")
+        readies = {m: med(100_000, m, "ready") for m in MODELS}
+        ready = max(readies.values())
+        yield fmt(
+            "open_ready_100k_s", f"{ready:.2f} s", f"<= {READY_GOAL_S} s", ready <= READY_GOAL_S,
+            "from the app's start: " + ", ".join(f"{short[m]} {v:.2f}" for m, v in readies.items())
+            + " s; first open (counting): " + ", ".join(
+                f"{short[m]} {first(100_000, m, 'ready'):.2f}" for m in MODELS)
+            + " s; at 2,000 / 10,000: " + ", ".join(
+                f"{med(n, 'offline', 'ready'):.2f}" for n in SIZES[:-1]) + " s")
+        rss = {n: med(n, "offline", "rss") for n in SIZES}
+        yield fmt(
+            "open_rss_100k_mb", f"{rss[100_000]:.0f} MiB", f"<= {RSS_GOAL_MB:g} MiB",
+            rss[100_000] <= RSS_GOAL_MB,
+            "VmRSS at ready: " + ", ".join(f"{n:,} {v:.0f}" for n, v in rss.items())
+            + f" MiB (offline); 100,000 gpt-4o {med(100_000, MODELS[1], 'rss'):.0f} MiB")
+        growth = rss[100_000] / rss[10_000]
+        yield fmt("open_rss_growth", f"{growth:.2f}x", f"<= {GROWTH_GOAL}x", growth <= GROWTH_GOAL,
+                  f"RSS at ready, 100,000 over 10,000 messages (offline), median of "
+                  f"{len(runs.get((100_000, 'offline'), ()))}")
+    for text in problems:
+        yield f"CHECK FAILED: {text}"
+
+
+def main(argv: list[str]) -> None:
+    sys.path.insert(0, str(HERE))
+    if argv and argv[0] == "child":
+        print("RESULT " + json.dumps(drive(argv[1], argv[2])), flush=True)
+    elif argv and argv[0] == "--watch":
+        result = drive(argv[1], argv[2], watch=True)
+        print("\n".join(result.pop("stacks")))
+        print(json.dumps(result))
+    elif argv and argv[0] == "--profile":
+        result = drive(argv[1], argv[2], profile=True)
+        print(result.pop("profile"))
+        print(json.dumps(result))
+    else:
+        for text in figures(quick="--quick" in argv):
+            print(text, flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

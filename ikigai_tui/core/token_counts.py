@@ -1,0 +1,163 @@
+"""Token counts computed once and kept: what a meter must count before it measures.
+
+Each message's raw count depends only on the message (immutable) and the counter's
+family (a tiktoken encoding, or the bytes/4 estimate), so it is counted once per family
+and kept in the store (the TokenCounts port, in blocks). Before a measure, `fill` gives
+the meter every count it lacks: kept ones read back, the rest counted, in a worker thread
+when there are many (the event loop keeps its turn: keys, streams, the screen), and kept
+in turn. Opening a log counted before reads its counts and counts nothing; an old log, or
+a switch to a model of another encoding, is counted once, off the loop. Loading the
+encoding itself (tiktoken, 0.2 s) happens in a thread too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import sys
+from array import array
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ikigai_tui.core.ports import StoreError, TokenBlock
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.ports import TokenCounts
+    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.tokens import TokenCounter
+    from ikigai_tui.core.window import ContextMeter
+
+log = logging.getLogger(__name__)
+
+INLINE = 64  # fewer messages than this are counted on the loop (a few ms at most)
+KEEP_AT = 256  # new counts are kept once this many are waiting (smaller blocks: recounted)
+BLOCK = 8192
+REBUILD_OFF_LOOP = 20_000  # a meter's recount of this many messages runs in a thread  # the most messages in one kept block
+_SWAP = sys.byteorder != "little"
+
+
+def pack(counts: list[tuple[int, float]]) -> TokenBlock:
+    """A block of (id, raw count), ids ascending, little-endian."""
+    counts.sort()
+    ids = array("q", (i for i, _ in counts))
+    tokens = array("d", (t for _, t in counts))
+    if _SWAP:
+        ids.byteswap()
+        tokens.byteswap()
+    return TokenBlock(ids.tobytes(), tokens.tobytes())
+
+
+def unpack(blocks: list[TokenBlock], wanted: list[int]) -> dict[int, float]:
+    """The kept counts of the `wanted` ids (a block kept twice: the same counts)."""
+    found: dict[int, float] = {}
+    for block in blocks:
+        ids, tokens = array("q"), array("d")
+        ids.frombytes(block.ids)
+        tokens.frombytes(block.tokens)
+        if _SWAP:
+            ids.byteswap()
+            tokens.byteswap()
+        found.update(zip(ids, tokens))
+    return {k: found[k] for k in wanted if k in found}
+
+
+async def _off_loop(fn, *args, many: bool):
+    return await asyncio.to_thread(fn, *args) if many else fn(*args)
+
+
+async def fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | None,
+               texts: Sequence[str] = ()) -> None:
+    """Give `meter` the count of every message its next measure needs, and of the
+    `texts` outside the log it measures (system prompt, tools, pins)."""
+    if meter.filling is None:
+        meter.filling = asyncio.Lock()
+    async with meter.filling:  # one fill at a time: a second one finds what the first did
+        await _fill_texts(meter.counter, store, texts)
+        await _fill(meter, replayer, store)
+        if meter.stale(replayer) and len(replayer.ctx) >= REBUILD_OFF_LOOP:
+            await meter.rebuild_off_loop(replayer)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+async def _load(counter: TokenCounter) -> None:
+    """The encoding, loaded in a thread. Building tiktoken's tables holds the GIL for
+    ~0.4 s all the same: which is why counts are kept, so that a log counted before
+    is opened without loading it."""
+    if not counter.loaded:
+        await asyncio.to_thread(counter.load)
+
+
+async def _fill_texts(counter: TokenCounter, store: TokenCounts | None,
+                      texts: Sequence[str]) -> None:
+    unknown = [t for t in dict.fromkeys(texts) if t not in counter.known]
+    if not unknown or not counter.exact:
+        return  # estimates: bytes/4 of a few texts, nothing to keep
+    digests = {t: digest(t) for t in unknown}
+    if store is not None:
+        try:
+            kept = await store.text_tokens(counter.family, digests.values())
+        except StoreError as exc:
+            log.warning("kept token counts unreadable: %s", exc)
+            kept = {}
+        for t in unknown:
+            if digests[t] in kept:
+                counter.known[t] = kept[digests[t]]
+        unknown = [t for t in unknown if t not in counter.known]
+    if not unknown:
+        return
+    await _load(counter)
+    counts = await asyncio.to_thread(lambda: [counter.text(t) for t in unknown])
+    counter.known.update(zip(unknown, counts))
+    if store is not None and not getattr(store, "readonly", False):
+        try:
+            await store.save_text_tokens(counter.family, {digests[t]: c for t, c in zip(unknown, counts)})
+        except StoreError as exc:
+            log.warning("token counts not kept: %s", exc)
+
+
+async def _fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | None) -> None:
+    counter = meter.counter
+    missing = meter.missing(replayer)
+    if not missing:
+        return
+    many = len(missing) >= INLINE
+    if many and store is not None:
+        try:
+            blocks = await store.token_blocks(counter.family, min(missing), max(missing))
+        except StoreError as exc:  # counted again below: nothing is lost
+            log.warning("kept token counts unreadable: %s", exc)
+            blocks = []
+        if blocks:
+            kept = await _off_loop(unpack, blocks, missing, many=True)
+            meter.cache.update(kept)
+            missing = [k for k in missing if k not in kept]
+    if not missing:
+        return
+    await _load(counter)
+    ctx = replayer.ctx
+    keys = [k for k in missing if k in ctx]  # the context may have changed meanwhile
+    entries = [(ctx[k][1], ctx[k][2]) for k in keys]
+    sizes = await _off_loop(counter.messages, entries, many=len(entries) >= INLINE)
+    meter.cache.update(zip(keys, sizes))
+    meter.unsaved.extend(zip(keys, sizes))
+    if len(meter.unsaved) >= KEEP_AT and store is not None:
+        await keep(meter, store)
+
+
+async def keep(meter: ContextMeter, store: TokenCounts) -> None:
+    """Keep the meter's new counts in the store (a read-only log: they are not kept)."""
+    unsaved, meter.unsaved = meter.unsaved, []
+    if getattr(store, "readonly", False):
+        return
+    family = meter.counter.family
+    try:
+        for i in range(0, len(unsaved), BLOCK):
+            part = unsaved[i:i + BLOCK]
+            block = await _off_loop(pack, part, many=len(part) >= INLINE)
+            await store.save_token_block(family, block)
+    except StoreError as exc:  # a full disk, say: the counts are recounted next time
+        log.warning("token counts not kept: %s", exc)
