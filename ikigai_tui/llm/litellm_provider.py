@@ -1,7 +1,9 @@
 """The litellm adapter: streaming, tool calls, usage; failures sorted into transient or not.
 
-litellm is imported on the first request, in a thread (it takes seconds and ~190 MB),
-with the settings that keep it offline and quiet (see STACK.md).
+litellm is imported on the first request (or by a preload), in litellm's own thread (it
+takes seconds and ~190 MB), with the settings that keep it offline and quiet (see
+STACK.md); every request runs on that thread's event loop, its events relayed to the
+caller's (llm/litellm_thread.py), so nothing litellm does can freeze the screen.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ikigai_tui.core.provider import (
     ProviderError, Request, StreamEvent, TextDelta, ToolCall, TransientError, Usage,
 )
 from ikigai_tui.llm.errors import classify, missing_key, no_key_message, one_line, redact
+from ikigai_tui.llm.litellm_thread import relay, warm
 
 if TYPE_CHECKING:
     from ikigai_tui.llm.finish_watch import FinishWatch
@@ -78,7 +81,13 @@ class LiteLLMProvider:
         variable = missing_key(self.model)
         if variable is not None:  # litellm would fail it as a server error, worth retrying
             raise ProviderError(no_key_message(self.model, variable, self.api_base))
-        litellm = await asyncio.to_thread(import_litellm)
+        async for event in relay(lambda: self._stream_here(request)):
+            yield event
+
+    async def _stream_here(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """The request itself, on litellm's loop (in its thread)."""
+        litellm = import_litellm()
+        warm(self.model)
         from ikigai_tui.llm.finish_watch import FinishWatch  # imports httpx: after litellm
         kwargs = self._options(request)
         delivered = False

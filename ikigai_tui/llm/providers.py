@@ -83,6 +83,17 @@ class Providers:
         """Dollars per token from litellm's model map; None: the cost is unknown."""
         return model_prices(model)
 
+    def preload(self, model: str) -> bool:
+        """Import litellm and what a first request to `model` loads, in litellm's own thread,
+        returning at once; not for the offline model, nor a model without its key (its
+        request fails before litellm is needed). Whether a preload was started."""
+        if model == OFFLINE or not _MODEL.match(model) or self.ready(model) is not None:
+            return False
+        from ikigai_tui.llm.litellm_thread import preload
+
+        preload(model)
+        return True
+
     def get(self, model: str) -> Provider:
         self.check(model)
         if model == OFFLINE:

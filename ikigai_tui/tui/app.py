@@ -162,6 +162,15 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         self.prompt_input.focus()
         self.schedule_refresh()
         self.run_worker(self._load_agents(), group="load", exclusive=True)
+        self.call_after_refresh(self._preload_provider)
+
+    def _preload_provider(self) -> None:
+        """After the first frame: warm litellm up for the focused agent's model, in its own
+        thread (llm/litellm_thread.py); never for the offline model."""
+        preload = getattr(self.session.providers, "preload", None) if self.session else None
+        agent = self.session.tree[self.focused_agent] if preload and self.focused_agent else None
+        if agent is not None:
+            preload(self.session.model_of(agent))
 
     async def _load_agents(self) -> None:
         """After the first paint, replay every agent so the tree can show its usage."""

@@ -1,0 +1,109 @@
+"""litellm's own thread: everything litellm and the provider SDKs do runs there, never on
+the caller's event loop.
+
+litellm's first request does seconds of synchronous work wherever it runs: importing
+litellm (3-4 s), the OpenAI SDK's lazy import of its resources (~0.4 s), loading a
+tokenizer to price the prompt (~0.3 s); and every request turns the messages into the
+SDK's types and prices the prompt (tens of ms for a long context). On the app's loop all
+of that freezes the screen. So one daemon thread runs an event loop of its own, litellm's
+requests run on it, and their events are relayed to the caller's loop (`relay`).
+`preload(model)` warms it all up in that thread, ahead of the first request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+_preloaded: set[str] = set()
+_END = object()
+
+
+def loop() -> asyncio.AbstractEventLoop:
+    """litellm's event loop, running in its own daemon thread (started on first use)."""
+    global _loop, _thread
+    with _lock:
+        if _loop is None:
+            new = asyncio.new_event_loop()
+            _thread = threading.Thread(target=new.run_forever, name="ikigai-litellm",
+                                       daemon=True)
+            _thread.start()
+            _loop = new
+        return _loop
+
+
+def thread() -> threading.Thread | None:
+    return _thread
+
+
+def preload(model: str) -> concurrent.futures.Future:
+    """Import litellm and what its first request to `model` would load (the SDK's
+    resources, the tokenizer that prices a prompt), in litellm's thread. Returns at once."""
+    return asyncio.run_coroutine_threadsafe(_preload(model), loop())
+
+
+async def _preload(model: str) -> None:
+    warm(model)
+
+
+def warm(model: str) -> None:
+    """Everything a first request to `model` loads; in litellm's thread (it blocks)."""
+    from ikigai_tui.llm.litellm_provider import import_litellm
+
+    litellm = import_litellm()
+    if model in _preloaded:
+        return
+    _preloaded.add(model)
+    try:
+        import openai.resources  # noqa: F401  (the client's lazy `chat` resource imports it)
+
+        # Prices the prompt as a request would: loads the model's tokenizer.
+        litellm.token_counter(model=model, messages=[{"role": "user", "content": "warm"}])
+    except Exception:  # noqa: BLE001  (a warm-up: the real request reports what fails)
+        pass
+
+
+async def relay(make: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T]:
+    """The items of the async iterator `make()`, run on litellm's loop, handed over to the
+    caller's loop as they come; its exception is raised here. Closing or cancelling this
+    iterator cancels the one in litellm's thread."""
+    here = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[Any, BaseException | None]] = asyncio.Queue()
+
+    def hand(item: Any, exc: BaseException | None = None) -> None:
+        try:
+            here.call_soon_threadsafe(queue.put_nowait, (item, exc))
+        except RuntimeError:  # the caller's loop is closed: nobody is listening
+            pass
+
+    async def pump() -> None:
+        try:
+            async for item in make():
+                hand(item)
+        except asyncio.CancelledError:
+            hand(_END, asyncio.CancelledError())
+            raise
+        except BaseException as exc:  # noqa: BLE001  (handed over, raised by the caller)
+            hand(_END, exc)
+        else:
+            hand(_END)
+
+    future = asyncio.run_coroutine_threadsafe(pump(), loop())
+    try:
+        while True:
+            item, exc = await queue.get()
+            if item is _END:
+                if exc is not None:
+                    raise exc
+                return
+            yield item
+    finally:
+        if not future.done():
+            future.cancel()
