@@ -41,7 +41,10 @@ class Paging:
         self.at_start = len(items) < PAGE_ITEMS
         self.at_end = True
         self.following = True
-        self._set_items(items)
+        if self.size.width:  # a jump to the end: what the view shows first
+            self._draw_first(items, None)
+        else:  # before the first layout: drawn by on_resize
+            self._set_items(items)
         self.loaded = True
         if self.is_mounted:
             self._follow()
@@ -100,8 +103,33 @@ class Paging:
     async def action_scroll_home(self) -> None:
         items = await self._pages(oldest=True, limit=PAGE_ITEMS)
         self.at_start, self.at_end = True, len(items) < PAGE_ITEMS
-        self._set_items(items, keep="start")
-        self.scroll_to(y=0, animate=False, immediate=True)
+        self.following = False
+        self._show_at(items, 0)
+        self.scroll_to(y=0, animate=False, immediate=True, force=True)
+
+    async def jump_to(self, key: int) -> bool:
+        """Show the item with this key (or the first after it) at the top of the view, its
+        page read around it; whether there was one. The view stops following the end."""
+        half = PAGE_ITEMS // 2
+        before = await self._pages(before=key, limit=half)
+        after = await self._pages(after=key - 1, limit=PAGE_ITEMS - len(before))
+        if not after:
+            return False
+        self.at_start = len(before) < half
+        self.at_end = len(after) < PAGE_ITEMS - len(before)
+        self.following = False
+        self._show_at(before + after, len(before))
+        return True
+
+    def _show_at(self, items: list[Item], at: int) -> None:
+        """Show `items` with item `at` at the top of the view: drawn first, the rest after."""
+        if not self.size.width:
+            self._set_items(items, keep="start")
+            return
+        self._draw_first(items, at)
+        if self._starts:
+            self.scroll_to(y=self._starts[min(at, len(self._starts) - 1)], animate=False,
+                           immediate=True, force=True)
 
     async def action_scroll_end(self) -> None:
         self.following = True

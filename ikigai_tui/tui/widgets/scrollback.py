@@ -23,12 +23,15 @@ from ikigai_tui.tui.palette import COMPONENT_CLASSES, Palette, palette_of
 from ikigai_tui.tui.render import folds, render_item
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.context_look import ContextLook, toggle_key
+from ikigai_tui.tui.widgets.drawing import Drawing
 from ikigai_tui.tui.widgets.layout import Decor, layout
 from ikigai_tui.tui.widgets.lines import Lines, cost
 from ikigai_tui.tui.widgets.paging import EDGE, PAGE_ITEMS, Page, Paging  # noqa: F401
 from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
 from ikigai_tui.tui.widgets.selection import SelectableLines
 from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
+
+
 
 MAX_LINES = 4000  # lines held (drawn) at most; one item holds MAX_ITEM_LINES at most
 
@@ -45,7 +48,7 @@ class _Hidden(tuple):
 HIDDEN: Sequence[Strip] = _Hidden()
 
 
-class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=True):
+class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, can_focus=True):
     """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log;
     when it also has `outside(key)` and `context_version()` (AgentPages does), messages out
     of the agent's context are drawn apart."""
@@ -103,12 +106,16 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
             self.following = False  # the user scrolled up: stop following
         elif new >= self.max_scroll_y:
             self.following = True
-        height = max(1, self.size.height)
+        self._near_edge()
+
+    def _near_edge(self) -> None:
+        """Read the next page when the view nears an edge of the loaded range."""
         if self._undrawn:  # the loaded page is not all drawn yet: positions are not final
             return
-        if new < EDGE * height and not self.at_start and not self._busy:
+        height, y = max(1, self.size.height), self.scroll_y
+        if y < EDGE * height and not self.at_start and not self._busy:
             self.run_worker(self._older, group="page", exclusive=True)
-        elif new > len(self._lines) - (EDGE + 1) * height and not self.at_end and not self._busy:
+        elif y > len(self._lines) - (EDGE + 1) * height and not self.at_end and not self._busy:
             self.run_worker(self._newer, group="page", exclusive=True)
 
     # -- content ---------------------------------------------------------------
@@ -175,6 +182,16 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
         self.look.keep(self.items)
         self._rebuild()
 
+    def _bound(self, keep: str) -> None:
+        """Trim the loaded range to MAX_LINES from the side not kept (once its items were
+        drawn in slices), keeping what is shown in place."""
+        if self._lines.cost <= MAX_LINES:
+            return
+        anchor = None if self.following and self.at_end else self._anchor()
+        self._set_items(self.items, keep=keep)
+        self._keep_in_place(anchor)
+        self._follow()
+
     def _rebuild(self) -> None:
         look = self.look
         welcome = self.loaded and self.at_start and not any(i.key > 0 for i in self.items)
@@ -227,44 +244,6 @@ class Scrollback(Paging, StreamingLines, SelectableLines, ScrollView, can_focus=
             self._width = width
             self._render_all()
             self._follow()
-
-    def _render_all(self) -> None:
-        """Draw every loaded item at the current width.
-
-        When the view follows the end, only the newest items, enough for two screens,
-        are drawn before the next frame; the older ones (Markdown, highlighted code) after
-        it. The first frame after start-up or a terminal resize then waits for what it
-        shows, not for the whole page.
-        """
-        if not (self.following and self.at_end):
-            item, _offset = self._anchor() or (None, 0)
-            self._strips = [self._draw_item(i) for i in self.items]
-            self._rebuild()
-            self._keep_in_place(None if item is None else (item, 0))  # its lines re-wrapped
-            return
-        strips: list[Sequence[Strip]] = [[] for _ in self.items]
-        need, drawn, index = 2 * max(1, self.size.height), 0, len(self.items)
-        while index > 0 and drawn < need:
-            index -= 1
-            strips[index] = self._draw_item(self.items[index])
-            drawn += len(strips[index])
-        self._strips = strips
-        self._rebuild()
-        if index > 0:
-            self._undrawn = True
-            self.call_after_refresh(self._render_rest)
-
-    def _render_rest(self) -> None:
-        if not self._undrawn:
-            return
-        self._undrawn = False
-        anchor = self._anchor()
-        self._strips = [s or self._draw_item(i) for i, s in zip(self.items, self._strips)]
-        self._rebuild()
-        if self.following and self.at_end:
-            self._follow()
-        else:  # lines were added above the view: keep what is shown in place
-            self._keep_in_place(anchor)
 
     def set_rule(self, key: int | None, label: str) -> None:
         """Draw the window's rule before the item with this key (None: no rule).
