@@ -43,6 +43,12 @@ class Config:
     matcher_model: str | None = None  # /forget and /remember's model (None: the agent's)
     matcher_concurrency: int = 4  # a matcher's requests in flight at once
     matcher_chunk_tokens: int | None = None  # cap on one matcher request's messages
+    # The full screen's settings (checked by the TUI, which knows the themes and keys):
+    theme: str | None = None  # the config file's (the palette's pick may be newer)
+    theme_origin: str = ""  # "FILE, line N" of `theme`, for an error naming it
+    theme_override: str | None = None  # IKIGAI_THEME: over the file and the palette's pick
+    keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
+    keymap_origins: dict[str, str] = field(default_factory=dict)  # binding id -> "FILE, line N"
 
 
 def default_db() -> Path:
@@ -67,7 +73,9 @@ _KEYS: dict[str, tuple[type, str]] = {
     "matcher_model": (str, "a model name"),
     "matcher_concurrency": (int, "a whole number of requests"),
     "matcher_chunk_tokens": (int, "a whole number of tokens"),
+    "theme": (str, "a theme name"),
 }
+_TABLES = ("models", "keymap")
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -107,8 +115,11 @@ def read_file(path: Path) -> dict[str, Any]:
         if key == "models":
             out["models"] = _read_models(path, text, value)
             continue
+        if key == "keymap":
+            out["keymap"] = _read_keymap(path, text, value)
+            continue
         if key not in _KEYS:
-            known = ", ".join(sorted([*_KEYS, "models"]))
+            known = ", ".join(sorted([*_KEYS, *_TABLES]))
             raise ConfigError(f"{_where(path, text, key)}: unknown key '{key}' (known: {known})")
         kind, description = _KEYS[key]
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -119,7 +130,40 @@ def read_file(path: Path) -> dict[str, Any]:
         if problem:
             raise ConfigError(f"{_where(path, text, key)}: '{key}' {problem}")
         out[key] = value
+    if "theme" in out:
+        out["theme_origin"] = _where(path, text, "theme")
     return out
+
+
+def _table_line(text: str, table: str, key: str) -> int | None:
+    """The line of `key = ...` inside the [table] section (or `table.key = ...` anywhere)."""
+    header = re.compile(r"^\s*\[\s*([^\]]*?)\s*\]")
+    entry = re.compile(rf'^\s*(["\']?){re.escape(key)}\1\s*=')
+    dotted = re.compile(rf'^\s*{re.escape(table)}\s*\.\s*(["\']?){re.escape(key)}\1\s*=')
+    section = None
+    for number, line in enumerate(text.splitlines(), 1):
+        found = header.match(line)
+        if found:
+            section = found.group(1)
+        elif section == table and entry.match(line) or section is None and dotted.match(line):
+            return number
+    return None
+
+
+def _read_keymap(path: Path, text: str, value: Any) -> dict[str, tuple[str, str]]:
+    """[keymap]: binding id -> (keys, "FILE, line N"). Which ids and keys exist is the
+    full screen's to check (tui/keymap.py), with these places for its error."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{_where(path, text, 'keymap')}: 'keymap' must be a table")
+    keymap: dict[str, tuple[str, str]] = {}
+    for binding_id, keys in value.items():
+        line = _table_line(text, "keymap", binding_id)
+        where = f"{path}, line {line}" if line else str(path)
+        if not isinstance(keys, str) or not keys.strip():
+            raise ConfigError(f"{where}: keymap '{binding_id}' must be keys, such as "
+                              f"\"ctrl+e\" or \"f6,ctrl+e\"")
+        keymap[binding_id] = (keys, where)
+    return keymap
 
 
 _MODEL_KEYS = {"api_base": (str, "a URL"),
@@ -166,7 +210,7 @@ def _problem(key: str, value: Any) -> str | None:
         return "must not be empty"
     if key == "concurrency" and value < 1:
         return "must be 1 or more"
-    if key in ("model", "db", "api_base") and not value.strip():
+    if key in ("model", "db", "api_base", "theme") and not value.strip():
         return "must not be empty"
     return None
 
@@ -256,4 +300,9 @@ def load(
         matcher_concurrency=(matcher_concurrency if matcher_concurrency is not None
                              else file.get("matcher_concurrency", 4)),
         matcher_chunk_tokens=chunk_tokens if chunk_tokens is not None else file.get("matcher_chunk_tokens"),
+        theme=file.get("theme"),
+        theme_origin=file.get("theme_origin", ""),
+        theme_override=env.get("IKIGAI_THEME") or None,
+        keymap={i: keys for i, (keys, _where) in file.get("keymap", {}).items()},
+        keymap_origins={i: where for i, (_keys, where) in file.get("keymap", {}).items()},
     )

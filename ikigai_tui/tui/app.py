@@ -16,7 +16,6 @@ from pathlib import Path
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
@@ -30,11 +29,15 @@ from ikigai_tui.core.window import CONTEXT_FULL, Window
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
+from ikigai_tui.tui.editor import EditorAction
+from ikigai_tui.tui.history import typed_history
+from ikigai_tui.tui.keymap import APP_BINDINGS, check_keymap, keys_in_force
 from ikigai_tui.tui.messages import AgentsChanged, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.submit import submit
+from ikigai_tui.tui.ui_state import ThemeKeeper, start_theme
 from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -46,35 +49,11 @@ SessionFactory = Callable[[Config], Awaitable[Session]]
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
-class IkigaiApp(MainScreenActions, QueueActions, App[None]):
+class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
     CSS_PATH = [STYLES / "app.tcss", STYLES / "widgets.tcss"]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
-    BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("escape", "stop_reply", "Stop reply"),
-        Binding("f1", "help", "Help"),
-        # The agent and pane keys work from the input too (priority: Ctrl+W is not the
-        # input's delete-a-word); a dialog turns them off (MainScreenActions.check_action).
-        Binding("ctrl+t", "focus_tree", "Agents", priority=True),
-        Binding("alt+up", "agent('parent')", "Parent", show=False, priority=True),
-        Binding("alt+down", "agent('child')", "Child", show=False, priority=True),
-        Binding("alt+left", "agent('prev')", "Prev sibling", show=False, priority=True),
-        Binding("alt+right", "agent('next')", "Next sibling", show=False, priority=True),
-        Binding("f2", "split", "Split", priority=True),
-        Binding("f3", "close_pane", "Close pane", priority=True),
-        Binding("ctrl+w", "next_pane", "Next pane", show=False, priority=True),
-        Binding("ctrl+o", "toggle_tools", "Tools", priority=True),
-        Binding("f4", "toggle_tree", "Hide/show the agent tree", show=False, priority=True),
-        Binding("f5", "copy_reply", "Copy the reply in view", show=False, priority=True),
-        Binding("f8", "toggle('outside')", "Hide/show messages out of the context", show=False,
-                priority=True),
-        Binding("f9", "toggle('ids')", "Show/hide message ids", show=False, priority=True),
-        Binding("pageup", "scroll('page_up')", "Page up", show=False, priority=True),
-        Binding("pagedown", "scroll('page_down')", "Page down", show=False, priority=True),
-        Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True),
-        Binding("ctrl+end", "scroll('end')", "Bottom", show=False, priority=True),
-    ]
+    BINDINGS = APP_BINDINGS  # each with an id, for the [keymap] (tui/keymap.py)
 
     def __init__(self, config: Config, *, new_id: Callable[[], str] | None = None,
                  db_label: str | None = None, model_override: str | None = None,
@@ -100,6 +79,14 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         self.startup_error: str | None = None
         self._signal_loop: asyncio.AbstractEventLoop | None = None  # (Textual has a _loop)
         self._stop_task: asyncio.Task | None = None
+        # The user's theme and keys; a bad one is a ConfigError before anything starts.
+        self.keymap = check_keymap(config)
+        self.set_keymap(self.keymap)
+        theme = start_theme(config, self.available_themes)
+        if theme is not None:
+            self.theme = theme
+        self._histories: dict[str, list[str]] = {}  # agent id -> what was typed to it
+        self._history_agent: str | None = None
 
     def get_driver_class(self):
         from ikigai_tui.tui.terminal import driver_class
@@ -144,6 +131,7 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         self.gauge = ContextGauge(id="gauge")
         self.prompt_input = PromptInput(completer=self._complete, recall=self.take_back,
                                         id="prompt")
+        self.prompt_input.use_keymap(self.keymap)
         self.queued_line = QueuedLine(id="queued")
         yield self.status_line
         with Horizontal(id="body"):
@@ -156,6 +144,7 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         yield KeyBar()
 
     def on_mount(self) -> None:
+        self.theme_keeper = ThemeKeeper(self, self.config)
         if self.session is None:
             return
         self._show_status()
@@ -275,6 +264,11 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         if session is None or self.focused_agent is None:
             return
         focused = session.tree[self.focused_agent]
+        if self._history_agent != focused.id:  # the input walks this agent's history
+            self._history_agent = focused.id
+            if focused.id not in self._histories:
+                self._histories[focused.id] = await typed_history(session, focused.id)
+            self.prompt_input.use_history(self._histories[focused.id])
         window = (await session.plan(focused.id)).window
         self.gauge.update_usage(window.tokens, window.limit, window.percent, window.state,
                                 window.exact, window.budget, window.pruned_turns)
@@ -371,8 +365,7 @@ class IkigaiApp(MainScreenActions, QueueActions, App[None]):
         from ikigai_tui.core.command_table import REGISTRY
 
         commands = [(s.usage, s.summary, s.llm) for s in REGISTRY]
-        keys = [(b.key, b.description) for b in self.BINDINGS if isinstance(b, Binding)]
-        self.push_screen(HelpScreen(commands, keys))
+        self.push_screen(HelpScreen(commands, keys_in_force(self.BINDINGS, self.keymap)))
 
     def on_panes_active_changed(self, message: Panes.ActiveChanged) -> None:
         if message.agent_id != self.focused_agent:

@@ -133,9 +133,9 @@ class HelpScreen(ModalScreen[None]):
     AUTO_FOCUS = "#help-body"
 
     BINDINGS = [
-        Binding("escape", "close", "Close"),
-        Binding("q", "close", "Close", show=False),
-        Binding("f1", "close", "Close", show=False),
+        Binding("escape", "close", "Close", id="help-close"),
+        Binding("q", "close", "Close", show=False, id="help-close"),
+        Binding("f1", "close", "Close", show=False, id="help-close"),
     ]
 
     def __init__(
@@ -167,7 +167,9 @@ class HelpScreen(ModalScreen[None]):
                     paragraph.append(lead, style="bold")
                     paragraph.append(" " + body)
                     yield Static(paragraph, classes="paragraph")
-            yield Static(Text("esc · q · F1  close      ↑ ↓ PgUp PgDn  scroll"), classes="hint")
+            close = getattr(self.app, "keymap", {}).get("help-close", "").replace(",", " · ")
+            yield Static(Text(f"{close or 'esc · q · F1'}  close      ↑ ↓ PgUp PgDn  scroll"),
+                         classes="hint")
         yield KeyBar()  # this screen's keys, over the main screen's
 
     def action_close(self) -> None:

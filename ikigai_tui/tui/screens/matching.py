@@ -47,7 +47,7 @@ class MatchingScreen(ModalScreen[bool]):
 
     CSS_PATH = STYLES
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="matching-cancel")]
 
     def __init__(self, title: str, matcher: str | None = None, *,
                  clock: Callable[[], float] = time.monotonic) -> None:

@@ -37,7 +37,7 @@ class MessageScreen(ModalScreen[None]):
     CSS_PATH = STYLES
     AUTO_FOCUS = "#message-text"
 
-    BINDINGS = [Binding("escape", "close", "Back to the list")]
+    BINDINGS = [Binding("escape", "close", "Back to the list", id="view-close")]
 
     def __init__(self, item: PreviewItem, load_text: LoadText | None = None) -> None:
         super().__init__()

@@ -52,12 +52,12 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     AUTO_FOCUS = "#preview-items"
 
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("enter", "apply", "Apply", show=False),
-        Binding("ctrl+s", "apply", "Apply"),
-        Binding("a", "select_all", "Select all"),
-        Binding("n", "select_none", "Select none"),
-        Binding("v", "view", "View message"),
+        Binding("escape", "cancel", "Cancel", id="preview-cancel"),
+        Binding("enter", "apply", "Apply", show=False, id="preview-apply"),
+        Binding("ctrl+s", "apply", "Apply", id="preview-apply"),
+        Binding("a", "select_all", "Select all", id="preview-all"),
+        Binding("n", "select_none", "Select none", id="preview-none"),
+        Binding("v", "view", "View message", id="preview-view"),
     ]
 
     def __init__(

@@ -53,14 +53,14 @@ class PreviewList(ScrollView, can_focus=True):
     }
 
     BINDINGS = [
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
-        Binding("space", "toggle", "Toggle"),
-        Binding("enter", "screen.apply", "Apply", show=False),
+        Binding("up", "cursor_up", "Up", show=False, id="list-up"),
+        Binding("down", "cursor_down", "Down", show=False, id="list-down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="list-page-up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="list-page-down"),
+        Binding("home", "first", "First", show=False, id="list-first"),
+        Binding("end", "last", "Last", show=False, id="list-last"),
+        Binding("space", "toggle", "Toggle", id="preview-toggle"),
+        Binding("enter", "screen.apply", "Apply", show=False, id="preview-apply"),
     ]
 
     DEFAULT_CSS = """

@@ -9,9 +9,12 @@ non-priority binding of the screen or app):
   ``ctrl+enter`` do too where the terminal reports them (kitty keyboard protocol:
   kitty, foot, WezTerm, Ghostty, recent iTerm2); a legacy terminal sends a plain Enter
   for them, which submits.
-- ``up`` on the first line / ``down`` on the last line walk the history; the draft
-  being typed is kept and comes back after the newest entry. In the empty input, ``up``
-  first takes back a message queued for the agent (the `recall` callable), if any.
+- ``up`` on the first line / ``down`` on the last line walk the history (the agent's,
+  read back from the log: tui/history.py); the draft being typed is kept and comes back
+  after the newest entry. In the empty input, ``up`` first takes back a message queued
+  for the agent (the `recall` callable), if any.
+- The keys of ``send`` and ``newline`` (binding ids) follow the user's keymap: with
+  ``send = "ctrl+s"``, Enter adds a line as in any text area.
 - ``tab`` completes the current word with the completer; when there is no word before
   the cursor, Tab keeps its usual meaning (focus the next widget).
 
@@ -62,8 +65,8 @@ class PromptInput(TextArea):
 
     # Shown in the footer; the keys themselves are handled in `_on_key`.
     BINDINGS = [
-        Binding("enter", "submit", "Send"),
-        Binding("ctrl+j", "newline", "New line"),
+        Binding("enter", "submit", "Send", id="send"),
+        Binding("ctrl+j", "newline", "New line", id="newline"),
     ]
 
     class Submitted(Message):
@@ -102,6 +105,8 @@ class PromptInput(TextArea):
         self._hint_for: str | None = None  # the text the completion hint belongs to
         self._blocked: str | None = None
         self._title_before_block: str | None = None
+        self._send_keys: frozenset[str] = frozenset({"enter"})
+        self._newline_keys: frozenset[str] = NEWLINE_KEYS
 
     # ---- public API -------------------------------------------------------------
 
@@ -129,6 +134,23 @@ class PromptInput(TextArea):
         """Replace the history (oldest first); the draft is kept."""
         self._history = [item for item in items if item.strip()]
         self._history_index = None
+
+    def use_history(self, items: list[str]) -> None:
+        """Walk `items` (oldest first) from now on, and add what is sent to that list."""
+        self._history = items
+        self._history_index = None
+
+    def use_keymap(self, keymap: dict[str, str]) -> None:
+        """The send and new-line keys in force (`keymap`: binding id -> keys)."""
+        if "send" in keymap:
+            self._send_keys = frozenset(keymap["send"].split(","))
+        if "newline" in keymap:
+            self._newline_keys = frozenset(keymap["newline"].split(","))
+
+    def put_text(self, text: str) -> None:
+        """Replace the whole text (the editor's result), the cursor at its end."""
+        self._history_index = None
+        self._show(text, cursor_on_first_line=False)
 
     @property
     def input_history(self) -> list[str]:
@@ -160,17 +182,17 @@ class PromptInput(TextArea):
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
         # Keeps ancestors' bindings (even priority ones) for these keys from firing
         # or showing in the footer while the input has focus.
-        if not self.read_only and (key == "enter" or key in NEWLINE_KEYS):
+        if not self.read_only and (key in self._send_keys or key in self._newline_keys):
             return True
         return super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         handled = False
-        if key == "enter":
+        if key in self._send_keys:
             self.action_submit()
             handled = True
-        elif key in NEWLINE_KEYS:
+        elif key in self._newline_keys:
             self.action_newline()
             handled = True
         elif key == "tab":

@@ -1,0 +1,144 @@
+"""Choices made in the full screen that outlive it (the theme picked in the palette),
+kept in a small file of their own beside the config file: `state.toml`.
+
+The config file is the user's: rewriting it would need a TOML library that keeps
+comments and order (tomlkit, one more dependency) and would still race an editor that
+has it open. So the program only ever writes this file, and reads the config file.
+
+A theme picked in the palette is kept with the config's `theme` as it was then: while
+the config says the same, the pick wins; once the user edits the config's `theme`, the
+config wins again (an edit is the newer choice).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["STATE_NAME", "state_path", "read_state", "write_state", "chosen_theme",
+           "start_theme", "ThemeKeeper"]
+
+STATE_NAME = "state.toml"
+
+
+def state_path(config_path: Path) -> Path:
+    return config_path.parent / STATE_NAME
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """The saved choices; {} when there are none or the file cannot be read (it only
+    holds conveniences, written by the program: a damaged one is replaced at the next
+    choice, never a reason to refuse to start)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    import tomllib  # only when there is a file: not on every start
+
+    try:
+        data = tomllib.loads(text)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    # A JSON string is a TOML basic string (the same escapes, \uXXXX included).
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def write_state(path: Path, **values: Any) -> None:
+    """Merge `values` into the file (None removes a key), atomically: a crash leaves the
+    old file or the new one, never half of one. Raises OSError."""
+    state = read_state(path)
+    for key, value in values.items():
+        if value is None:
+            state.pop(key, None)
+        else:
+            state[key] = value
+    lines = ["# Written by ikigai: choices made in the full screen (the theme picked in",
+             "# the palette). Settings of your own go in config.toml, beside this file.", ""]
+    lines += [f"{key} = {_toml_value(value)}" for key, value in sorted(state.items())
+              if isinstance(value, (str, int, float, bool))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=".state-", suffix=".toml", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write("\n".join(lines) + "\n")
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def chosen_theme(state: dict[str, Any], config_theme: str | None) -> str | None:
+    """The theme picked in the palette, while the config's `theme` is what it was then."""
+    theme = state.get("theme")
+    if not isinstance(theme, str) or not theme:
+        return None
+    if state.get("config_theme", "") != (config_theme or ""):
+        return None
+    return theme
+
+
+def start_theme(config, available: Iterable[str], env: Mapping[str, str] | None = None) -> str | None:
+    """The theme to start in, or None for Textual's (its default, or $TEXTUAL_THEME).
+
+    IKIGAI_THEME first, then $TEXTUAL_THEME (Textual reads it itself), then the theme
+    picked in the palette, then the config's `theme`. A name no theme has is a
+    ConfigError naming where it was set, whichever of them wins."""
+    from ikigai_tui.config import ConfigError
+
+    env = os.environ if env is None else env
+    names = sorted(available)
+
+    def check(name: str, where: str) -> str:
+        if name not in names:
+            raise ConfigError(f"{where}: unknown theme '{name}' (known: {', '.join(names)})")
+        return name
+
+    if config.theme:
+        check(config.theme, config.theme_origin or str(config.config_path))
+    if config.theme_override:
+        return check(config.theme_override, f"IKIGAI_THEME={config.theme_override!r}")
+    if env.get("TEXTUAL_THEME"):
+        return None
+    picked = chosen_theme(read_state(state_path(config.config_path)), config.theme)
+    if picked in names:
+        return picked
+    return config.theme
+
+
+class ThemeKeeper:
+    """Saves the theme picked in the palette (any change of the app's theme after the
+    start) to the state file; a failure to write is told once, in a notification."""
+
+    def __init__(self, app, config) -> None:
+        self.app = app
+        self.path = state_path(config.config_path)
+        self.config_theme = config.theme
+        self.saved = app.theme
+        self.failed = False
+        app.theme_changed_signal.subscribe(app, self._changed)
+
+    def _changed(self, theme) -> None:
+        if theme.name == self.saved:
+            return
+        self.saved = theme.name
+        try:
+            write_state(self.path, theme=theme.name, config_theme=self.config_theme or "")
+        except OSError as exc:
+            if not self.failed:
+                self.failed = True
+                self.app.notify(f"The theme is not kept for the next start: cannot write "
+                                f"{self.path}: {exc.strerror}", severity="warning")
