@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 MAIN_SCREEN_ACTIONS = frozenset({
     "focus_tree", "agent", "split", "close_pane", "next_pane", "toggle_tools", "scroll",
-    "toggle_tree", "copy_reply",
+    "toggle_tree", "copy_reply", "editor",
 })
 
 

@@ -86,6 +86,27 @@ async def test_ctrl_g_edits_the_input_in_the_editor_and_the_text_comes_back(benc
         assert [e.payload["content"] for e in users] == ["a long prompt\nwritten in the editor"]
 
 
+async def test_ctrl_g_does_not_run_the_editor_over_a_dialog(bench, monkeypatch):
+    ran = bench.tmp_path / "ran"
+    monkeypatch.setenv("VISUAL", str(fake_editor(bench.tmp_path, f'touch "{ran}"')))
+    app = bench.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(app, "suspend", _no_terminal_to_hand_over)
+        await pilot.press("f1")
+        await idle(pilot)
+        assert app.screen is not app.screen_stack[0]
+        assert not app.check_action("editor", ())
+        await pilot.press("ctrl+g")
+        await idle(pilot)
+        assert not ran.exists()
+        await pilot.press("escape")
+        await idle(pilot)
+        await pilot.press("ctrl+g")
+        await idle(pilot)
+        assert ran.exists()
+
+
 async def test_a_failing_editor_leaves_the_input_and_says_why(bench, monkeypatch):
     monkeypatch.setenv("VISUAL", str(fake_editor(bench.tmp_path, "exit 1")))
     app = bench.app()
