@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+from ikigai_tui.core.usage import TIER
+
+SCHEMA_VERSION = 7
 
 # Message text indexed for /recall: content for most kinds, the arguments of a tool call.
 _FTS_TEXT = (
@@ -21,6 +23,18 @@ _FTS_BOUNDED = (
     f"ELSE replace(replace(replace(replace(substr(new.payload, 1, {FTS_LIMIT}), "
     "'{\"content\":\"', ' '), '\\n', ' '), '\\t', ' '), '\\r', ' ') END"
 )
+
+
+def _usage_group(row: str) -> list[str]:
+    """A usage event's group in `usage_totals`, and what it adds: agent, model, over TIER
+    input tokens, input, output (`row` is `new` in the trigger, `events` in the backfill)."""
+    tokens_in = f"coalesce(json_extract({row}.payload, '$.input_tokens'), 0)"
+    return [f"{row}.agent_id", f"coalesce(json_extract({row}.payload, '$.model'), '')",
+            f"{tokens_in} > {TIER}", tokens_in,
+            f"coalesce(json_extract({row}.payload, '$.output_tokens'), 0)"]
+
+
+_BACKFILL = ", ".join(f"{expr} AS c{n}" for n, expr in enumerate(_usage_group("events")))
 
 
 def _fts_trigger(text: str) -> str:
@@ -126,5 +140,24 @@ MIGRATIONS: dict[int, list[str]] = {
             tokens REAL NOT NULL,
             PRIMARY KEY (encoding, digest)
         ) WITHOUT ROWID""",
+    ],
+    # Every agent's usage so far, summed as its usage events are written (a trigger, in
+    # the same transaction), so `agents` and the tree's totals read a few rows instead of
+    # decoding every usage event of the log (1.7 s at a million events).
+    7: [
+        """CREATE TABLE usage_totals (
+            agent_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            above INTEGER NOT NULL,
+            input INTEGER NOT NULL,
+            output INTEGER NOT NULL,
+            PRIMARY KEY (agent_id, model, above)
+        ) WITHOUT ROWID""",
+        f"""INSERT INTO usage_totals SELECT c0, c1, c2, SUM(c3), SUM(c4) FROM
+            (SELECT {_BACKFILL} FROM events WHERE kind = 'usage') GROUP BY c0, c1, c2""",
+        f"""CREATE TRIGGER events_usage AFTER INSERT ON events WHEN new.kind = 'usage'
+           BEGIN INSERT INTO usage_totals VALUES ({", ".join(_usage_group("new"))})
+           ON CONFLICT (agent_id, model, above) DO UPDATE
+           SET input = input + excluded.input, output = output + excluded.output; END""",
     ],
 }

@@ -112,7 +112,7 @@ async def test_an_old_log_gains_the_tables_and_is_counted_once(db_path):
     conn.close()
     session, store = await _open(db_path, messages=N)
     try:
-        assert store.version == SCHEMA_VERSION == 6
+        assert store.version == SCHEMA_VERSION >= 6
         await session.plan(session.tree.root.id)
         assert await store.token_blocks("bytes/4", 1, 10**9)
     finally:

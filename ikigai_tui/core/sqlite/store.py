@@ -22,6 +22,9 @@ from ikigai_tui.core.sqlite.open import LogFile
 from ikigai_tui.core.sqlite.rows import AgentRows
 from ikigai_tui.core.sqlite.tokens import TokenCountRows
 from ikigai_tui.core.sqlite.vectors import MatchIndexRows
+from ikigai_tui.core.usage import TIER
+
+USAGE_SCHEMA = 7  # usage_totals: every agent's usage, summed as it is written
 
 __all__ = ["Store", "StoreError", "CommitHook"]
 
@@ -313,9 +316,12 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
         return {model: (float(factor), int(samples)) for model, factor, samples in rows}
 
     async def usage_sums(self, tier: int) -> list[tuple[str, str, bool, int, int]]:
-        """Every agent's reported usage in one pass over the log: (agent, model, over
-        `tier` input tokens, input, output) summed per such group (reports of a long log
-        then read no agent's history)."""
+        """Every agent's reported usage: (agent, model, over `tier` input tokens, input,
+        output) summed per such group; kept summed by the schema (usage_totals), or in one
+        pass over the log for an older file opened read-only or another tier."""
+        if self.version >= USAGE_SCHEMA and tier == TIER:
+            rows = await self._fetch("SELECT agent_id, model, above, input, output FROM usage_totals")
+            return [(a, m, bool(above), int(i), int(o)) for a, m, above, i, o in rows]
         rows = await self._fetch(
             "SELECT agent_id, json_extract(payload, '$.model') AS model, "
             "json_extract(payload, '$.input_tokens') > ? AS above, "
