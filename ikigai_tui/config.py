@@ -49,6 +49,7 @@ class Config:
     theme_override: str | None = None  # IKIGAI_THEME: over the file and the palette's pick
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
     keymap_origins: dict[str, str] = field(default_factory=dict)  # binding id -> "FILE, line N"
+    aliases: dict[str, str] = field(default_factory=dict)  # [aliases]: short name -> model
 
 
 def default_db() -> Path:
@@ -57,6 +58,15 @@ def default_db() -> Path:
 
 def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP)) / "config.toml"
+
+
+def default_log_dir() -> Path:
+    """Where `--debug` writes its logs (on Linux ~/.local/state/ikigai/log)."""
+    return Path(platformdirs.user_log_dir(APP))
+
+
+def memories_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP)) / "memories"
 
 
 # key -> (type, description) for the config file
@@ -75,7 +85,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "matcher_chunk_tokens": (int, "a whole number of tokens"),
     "theme": (str, "a theme name"),
 }
-_TABLES = ("models", "keymap")
+_TABLES = ("aliases", "models", "keymap")
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -114,6 +124,9 @@ def read_file(path: Path) -> dict[str, Any]:
     for key, value in data.items():
         if key == "models":
             out["models"] = _read_models(path, text, value)
+            continue
+        if key == "aliases":
+            out["aliases"] = _read_aliases(path, text, value)
             continue
         if key == "keymap":
             out["keymap"] = _read_keymap(path, text, value)
@@ -191,6 +204,25 @@ def _read_models(path: Path, text: str, value: Any) -> dict[str, dict[str, Any]]
                 raise ConfigError(f"{_where(path, text, key)}: '{key}' must be {description}")
             models.setdefault(model, {})[key] = setting
     return models
+
+
+_ALIAS = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _read_aliases(path: Path, text: str, value: Any) -> dict[str, str]:
+    """[aliases]: `fast = "openai/gpt-4o-mini"`, usable wherever a model is named."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{_where(path, text, 'aliases')}: 'aliases' must be a table")
+    aliases: dict[str, str] = {}
+    for name, model in value.items():
+        where = _where(path, text, name)
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError(f"{where}: alias '{name}' must be a model name, like \"openai/gpt-4o-mini\"")
+        if not _ALIAS.match(name) or name == "offline":
+            raise ConfigError(f"{where}: '{name}' cannot be an alias (letters, digits, '.', "
+                              "'_' and '-' only, and not 'offline')")
+        aliases[name] = model.strip()
+    return aliases
 
 
 def _problem(key: str, value: Any) -> str | None:
@@ -305,4 +337,5 @@ def load(
         theme_override=env.get("IKIGAI_THEME") or None,
         keymap={i: keys for i, (keys, _where) in file.get("keymap", {}).items()},
         keymap_origins={i: where for i, (_keys, where) in file.get("keymap", {}).items()},
+        aliases=file.get("aliases", {}),
     )

@@ -46,7 +46,7 @@ class CommandServices:
 
     tree: AgentTree
     new_id: Callable[[], str]
-    check_model: Callable[[str], None]  # raises CommandError for an unusable model
+    check_model: Callable[[str], str]  # the full name; CommandError for an unusable model
     budget_of: Callable[[AgentRuntime], int]
     model_of: Callable[[AgentRuntime], str]
     measure: Callable[[str], Awaitable[Window]]

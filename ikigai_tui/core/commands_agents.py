@@ -60,7 +60,7 @@ async def fork(c: CommandContext) -> CommandResult:
         _check_agent_name(c.tree, name)
     model = opts.get("model") or r.model or c.agent.model
     if "model" in opts:
-        c.services.check_model(model)
+        model = c.services.check_model(model)  # an alias or a bare name: its full name
     child_id = c.services.new_id()
     mark_event = mark.event_id if mark else None
     mark_name = mark.label if mark else None

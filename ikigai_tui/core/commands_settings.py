@@ -15,12 +15,13 @@ async def model(c: CommandContext) -> CommandResult:
     current = c.replayer.model or c.agent.model
     if name is None:
         return CommandResult([f"Model: {current}"])
-    c.services.check_model(name)
+    given, name = name, c.services.check_model(name)  # an alias or a bare name: its full name
+    said = name if given == name else f"{name} ({given})"
     if name == current:
-        return CommandResult([f"Model is already {name}."])
+        return CommandResult([f"Model is already {said}."])
     c.add("model", {"model": name})
     c.batch.agent_updates.append((c.agent.id, "model", name))
-    return CommandResult([f"Model set to {name}."])
+    return CommandResult([f"Model set to {said}."])
 
 
 async def system(c: CommandContext) -> CommandResult:

@@ -87,5 +87,6 @@ class ProviderFactory(Protocol):
 
     def limits(self, model: str) -> Limits: ...
 
-    def check(self, model: str) -> None:
-        """Raise ProviderError if `model` cannot be used."""
+    def check(self, model: str) -> str | None:
+        """Raise ProviderError if `model` cannot be used; may return its full name (an
+        alias or a bare name resolved)."""

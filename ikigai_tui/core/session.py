@@ -211,11 +211,14 @@ class Session:
     def learn(self, model: str, reported: int, raw_estimate: float) -> tuple[float, int] | None:
         return self.contexts.learn(model, reported, raw_estimate)
 
-    def check_model(self, model: str) -> None:
+    def check_model(self, model: str) -> str:
+        """The full name of a usable model (an alias or a bare name resolved); raises
+        CommandError, in one line, for a name that cannot be used."""
         try:
-            self.providers.check(model)
+            full = self.providers.check(model)
         except ProviderError as exc:
             raise CommandError(str(exc)) from exc
+        return full if isinstance(full, str) else model
 
     # -- input -----------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from ikigai_tui.core.provider import Limits, Provider, ProviderError
 from ikigai_tui.llm.errors import missing_key, no_key_message
 from ikigai_tui.core.usage import Prices
 from ikigai_tui.llm.models import model_limits, model_prices
+from ikigai_tui.llm.names import UnknownModel
+from ikigai_tui.llm.names import resolve as resolve_name
 from ikigai_tui.llm.offline import OfflineProvider
 
 OFFLINE = "offline"
@@ -43,7 +45,9 @@ class Providers:
         max_retries: int = 4,
         retry_base_delay: float = 1.0,
         concurrency: int = DEFAULT_CONCURRENCY,
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
+        self.aliases = dict(aliases or {})  # the config's [aliases]: short name -> model
         self.offline_delay = offline_delay
         self.api_base = api_base
         self.model_api_bases = dict(model_api_bases or {})
@@ -55,18 +59,36 @@ class Providers:
         self.retry = RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay)
         self.concurrency = concurrency
 
-    def check(self, model: str) -> None:
-        if model == OFFLINE:
-            return
-        if not _MODEL.match(model):
+    def resolve(self, model: str) -> str:
+        """The full name for what a person typed: an alias, a bare name litellm's map
+        knows (`gpt-4o` -> openai/gpt-4o), or a `provider/name`. Raises ProviderError
+        (one line, with near matches) for a name that is none of these."""
+        try:
+            return resolve_name(model, self.aliases)
+        except UnknownModel as exc:
+            raise ProviderError(str(exc)) from None
+
+    def check(self, model: str) -> str:
+        """Raise ProviderError if `model` cannot be used; else return its full name."""
+        full = self.resolve(model)
+        if full != OFFLINE and not _MODEL.match(full):
             raise ProviderError(
                 f"'{model}' is not a model name: give the provider too, like openai/gpt-4o, "
                 f"anthropic/claude-sonnet-4-5, gemini/gemini-2.5-pro, or '{OFFLINE}'"
             )
+        return full
+
+    def _full(self, model: str) -> str:
+        """The full name where one is needed but a name was stored as given."""
+        try:
+            return self.resolve(model)
+        except ProviderError:
+            return model
 
     def ready(self, model: str) -> str | None:
         """Why a request to `model` would fail at once (no key for its provider), or None.
         Asked before a message is committed: the message then stays with the user."""
+        model = self._full(model)
         if model == OFFLINE:
             return None
         variable = missing_key(model)
@@ -75,13 +97,14 @@ class Providers:
         return no_key_message(model, variable, self.model_api_bases.get(model, self.api_base))
 
     def limits(self, model: str) -> Limits:
+        model = self._full(model)
         found = model_limits(model)
         given = self.model_input_limits.get(model)
         return found if given is None else Limits(given, found.reserve, True)
 
     def prices(self, model: str) -> Prices | None:
         """Dollars per token from litellm's model map; None: the cost is unknown."""
-        return model_prices(model)
+        return model_prices(self._full(model))
 
     def preload(self, model: str) -> bool:
         """Import litellm and what a first request to `model` loads, in litellm's own thread,
@@ -95,7 +118,7 @@ class Providers:
         return True
 
     def get(self, model: str) -> Provider:
-        self.check(model)
+        model = self.check(model)
         if model == OFFLINE:
             return OfflineProvider(model, self.offline_delay)
         from ikigai_tui.llm.litellm_provider import LiteLLMProvider

@@ -72,7 +72,7 @@ BAD = [
     (["/fork --name kid", "/kill kid"], "/kill kid", "already dead", False),
     ([], "/agents x", "unexpected argument 'x'", True),
     ([], "/model a b", "unexpected argument 'b'", True),
-    ([], "/model gpt-4o", "'gpt-4o' is not a model name", False),
+    ([], "/model gpt-4oo", "'gpt-4oo' is not a model name", False),
     ([], "/pin", "missing TEXT", True),
     ([], "/pin   ", "missing TEXT", True),
     ([], "/unpin", "missing N", True),
@@ -128,7 +128,7 @@ def test_bad_commands_through_the_cli(ikigai, tmp_path):
     assert done.returncode == 0, done.stderr
     before = json.loads(ikigai("--db", db, "log", "--json").stdout)
     bad_lines = ["/clear NOPE", "/mark a b", "/forget --ids 9999", "/unpin 5",
-                 "/fork --name root", "/kill root", "/nosuch", "/model gpt-4o"]
+                 "/fork --name root", "/kill root", "/nosuch", "/model gpt-4oo"]
     # One bad command alone: exit 1, one Error line, nothing on stdout.
     script = tmp_path / "bad.txt"
     script.write_text(bad_lines[0] + "\n")

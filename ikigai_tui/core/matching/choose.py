@@ -26,7 +26,7 @@ def matcher_for(session: Session, agent: AgentRuntime, *, local: bool = False,
         return local_matcher(session)
     from ikigai_tui.core.matching.llm import LlmMatcher
 
-    session.check_model(model)  # a bad name: one line, nothing written
+    model = session.check_model(model)  # a bad name: one line, nothing written
     limits = session.providers.limits(model)
     factor = session.factors.get(model, (1.0, 0))[0]
     counter = TokenCounter(model, factor)
