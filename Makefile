@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test bench lock clean
+.PHONY: install run test bench lock clean screenshot
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,15 @@ bench: install
 # Regenerate the hash-locked requirements from requirements.in (needs uv or pip-tools).
 lock:
 	uv pip compile --generate-hashes --python-version 3.11 --no-header requirements.in -o requirements.lock
+
+# The README's screenshot, from the split-view snapshot (regenerate the snapshots first
+# with `make test PYTEST_ARGS="tests/tui/test_snapshots.py --snapshot-update"`).
+SCREENSHOT_SVG := snapshots/test_snapshots/test_split_view.svg
+screenshot: docs/screenshot.png
+docs/screenshot.png: $(SCREENSHOT_SVG)
+	@command -v rsvg-convert >/dev/null || { echo "rsvg-convert is needed (librsvg2-bin)"; exit 1; }
+	mkdir -p docs
+	rsvg-convert --width 1200 $(SCREENSHOT_SVG) -o $@
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,12 +1,16 @@
 """Command line: `ikigai` and `python -m ikigai_tui`.
 
     ikigai [--db PATH] [--model M] [--api-base URL] [--line]   the full-screen program
-    ikigai ... run [--agent A] [--script FILE]                 inputs from a file or stdin
+    ikigai ... -p PROMPT [--agent A] [--output-format F]       one message, its reply, exit
+    ikigai ... ask PROMPT... [--agent A] [--output-format F]   the same
+    ikigai ... run [--agent A] [--script FILE] [--output-format F]   inputs from a file or stdin
     ikigai ... context [--agent A] [--json]
     ikigai ... agents [--json]
     ikigai ... log [--agent A] [--json]
     ikigai ... export [--agent A] [--format md|json]
     ikigai ... check [--recover OUT]                           integrity, replay, salvage
+    ikigai paths                                               where files are kept
+    ikigai completion bash|zsh|fish                            a shell completion script
 """
 
 from __future__ import annotations
@@ -25,6 +29,58 @@ from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.ports import StoreError
 
 USAGE = 2  # exit status of a usage or configuration error (as argparse's own)
+FORMATS = ("text", "json", "stream-json")
+
+EXIT_CODES = """exit status:
+  0    success
+  1    a failed turn or input (the provider failed, a command was refused)
+  2    a usage or configuration error (nothing was written)
+  130  interrupted (Ctrl-C; a reply in progress is kept, flagged interrupted)
+"""
+
+EXAMPLES = {
+    "": """examples:
+  ikigai                                   the full screen
+  ikigai -p "summarise RFC 2119"           one message, its reply, exit
+  ikigai --model fast -p "hi" --output-format json
+  ikigai run --script session.txt          messages and /commands, one per line
+  ikigai paths                             where the config, database and logs are
+""",
+    "ask": """examples:
+  ikigai ask what is a monad
+  ikigai ask --agent research --output-format stream-json "go on"
+  echo "a long prompt" | ikigai ask -
+""",
+    "run": """examples:
+  printf 'hello\n/mark A\n/context\n' | ikigai run
+  ikigai --db /tmp/demo.db run --script session.txt --output-format stream-json
+""",
+    "context": "examples:\n  ikigai context --agent research --json | jq .tokens\n",
+    "agents": "examples:\n  ikigai agents\n  ikigai agents --json | jq '.[].name'\n",
+    "log": "examples:\n  ikigai log --agent root | less\n",
+    "export": "examples:\n  ikigai export --agent root --format md -o root.md\n",
+    "check": "examples:\n  ikigai --db broken.db check --recover saved.db\n",
+    "paths": "examples:\n  ikigai paths\n  ikigai paths --json\n",
+    "completion": """examples:
+  source <(ikigai completion bash)                 in ~/.bashrc
+  ikigai completion zsh > ~/.zfunc/_ikigai         with ~/.zfunc in $fpath
+  ikigai completion fish > ~/.config/fish/completions/ikigai.fish
+""",
+}
+
+
+def _sub(sub, name: str, help: str, **kwargs) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".",
+                          epilog=EXAMPLES[name] + ("\n" + EXIT_CODES if name in ("ask", "run") else ""),
+                          formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+
+
+def _output_format(parser: argparse.ArgumentParser, default=argparse.SUPPRESS) -> None:
+    # SUPPRESS after a subcommand: `ikigai --output-format json run` is not undone by
+    # the subcommand's own default.
+    parser.add_argument("--output-format", choices=FORMATS, default=default, metavar="FORMAT",
+                        help="text (default), json (one object at the end) or stream-json "
+                             "(one object per line as things happen)")
 
 
 def _global_options(parser: argparse.ArgumentParser, default) -> None:
@@ -42,46 +98,76 @@ def _global_options(parser: argparse.ArgumentParser, default) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ikigai", description="A terminal workbench for long-running LLM conversations.")
+        prog="ikigai", description="A terminal workbench for long-running LLM conversations.",
+        epilog=EXAMPLES[""] + "\n" + EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ikigai {__version__}")
     _global_options(parser, None)
     parser.add_argument("--line", dest="line_mode", action="store_true",
                         help="line mode instead of the full-screen interface")
+    parser.add_argument("-p", "--prompt", metavar="PROMPT",
+                        help="send PROMPT to the agent, print the reply and exit ('-': read it from stdin)")
+    parser.add_argument("--agent", dest="prompt_agent", metavar="A",
+                        help="with -p: the agent (name or id prefix; default: the root)")
+    _output_format(parser, None)
+    parser.add_argument("--debug", action="store_true", default=None,
+                        help="write a diagnostic log (timings, sizes, retries, errors; no "
+                             "message text, no keys) under the user log folder")
+    parser.add_argument("--debug-content", action="store_true", default=None,
+                        help="with --debug: the log holds message text too")
     # The same options after the subcommand, without overriding ones given before it.
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = sub.add_parser("run", parents=[common], help="read inputs (messages, /commands) one per line")
+    ask = _sub(sub, "ask", "send one message, print the reply and exit", parents=[common])
+    ask.add_argument("prompt", nargs="*", metavar="PROMPT",
+                     help="the message (words are joined by spaces; '-': read it from stdin)")
+    ask.add_argument("--agent", metavar="A", help="agent name or id prefix (default: the root)")
+    _output_format(ask)
+
+    run = _sub(sub, "run", "read inputs (messages, /commands) one per line", parents=[common])
     run.add_argument("--agent", metavar="A", help="agent name or id prefix (default: the root)")
     run.add_argument("--script", metavar="FILE", help="read inputs from FILE instead of stdin")
+    _output_format(run)
 
-    ctx = sub.add_parser("context", parents=[common], help="print an agent's context")
+    ctx = _sub(sub, "context", "print an agent's context", parents=[common])
     ctx.add_argument("--agent", metavar="A")
     ctx.add_argument("--json", action="store_true", help="one JSON object")
 
-    agents = sub.add_parser("agents", parents=[common], help="print the agent tree")
+    agents = _sub(sub, "agents", "print the agent tree", parents=[common])
     agents.add_argument("--json", action="store_true")
 
-    log = sub.add_parser("log", parents=[common], help="print an agent's event log")
+    log = _sub(sub, "log", "print an agent's event log", parents=[common])
     log.add_argument("--agent", metavar="A")
     log.add_argument("--json", action="store_true")
 
-    export = sub.add_parser("export", parents=[common], help="export an agent's conversation")
+    export = _sub(sub, "export", "export an agent's conversation", parents=[common])
     export.add_argument("--agent", metavar="A")
     export.add_argument("--format", choices=["md", "json"], default="md")
     export.add_argument("--output", "-o", metavar="FILE",
                         help="write the exact text to FILE (stdout gets control characters "
                              "as visible placeholders)")
 
-    check = sub.add_parser("check", parents=[common],
-                           help="check the database (integrity, replay of every agent)")
+    check = _sub(sub, "check", "check the database (integrity, replay of every agent)",
+                 parents=[common])
     check.add_argument("--recover", metavar="OUT",
                        help="save every readable row into a new database OUT")
+
+    paths = _sub(sub, "paths", "print where the config file, database, memories and logs are",
+                 parents=[common])
+    paths.add_argument("--json", action="store_true", help="one JSON object")
+
+    completion = _sub(sub, "completion", "print a shell completion script")
+    completion.add_argument("shell", choices=["bash", "zsh", "fish"], metavar="SHELL",
+                            help="bash, zsh or fish")
     return parser
 
 
 async def _dispatch(args: argparse.Namespace, config: Config) -> int:
+    if args.command == "ask" or (args.command is None and args.prompt is not None):
+        from ikigai_tui.cli_ask import ask
+
+        return await ask(args, config)
     if args.command == "check":
         from ikigai_tui.cli_check import check
 
@@ -100,10 +186,27 @@ def _tui(args: argparse.Namespace, config: Config) -> int:
 
     app = create_app(config, model_override=args.model)
     app.run()
+    if app.crash is not None:
+        what, path = app.crash
+        error(f"internal error ({what}); the traceback is in {path}")
     if app.startup_error is not None:
         error(app.startup_error)
         return 1
     return app.return_code or 0
+
+
+def _misplaced(args: argparse.Namespace) -> str | None:
+    """Options of the one-shot mode given where they mean nothing."""
+    if args.prompt is not None and args.command not in (None, "ask"):
+        return f"-p is a mode of its own: it is not used with `{args.command}`"
+    if args.command is None and args.prompt is None:
+        if args.prompt_agent is not None:
+            return "--agent goes with -p PROMPT (or after a command: `ikigai run --agent A`)"
+        if args.output_format is not None:
+            return "--output-format goes with -p PROMPT, `ask` or `run`"
+    if args.command is None and args.prompt is not None:
+        args.agent = args.prompt_agent
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,14 +214,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A text that the terminal's encoding cannot show becomes "?", never a traceback.
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="replace")
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "completion":
+        from ikigai_tui.cli_completion import script
+
+        sys.stdout.write(script(args.shell, parser))
+        return 0
+    problem = _misplaced(args)
+    if problem:
+        error(problem)
+        return USAGE
+    from ikigai_tui import diagnostics
+
+    diagnostics.start(debug=bool(args.debug), content=bool(args.debug_content), command=args.command)
     try:
         config = load(db=args.db, model=args.model, api_base=args.api_base,
                       config_path=args.config, matcher_model=args.matcher_model)
         from ikigai_tui.runtime import check_models
 
         check_models(config)  # every command, the full screen too: before any file is touched
-        if args.command is None and not args.line_mode:
+        if args.command == "paths":
+            from ikigai_tui.cli_paths import paths
+
+            return paths(config, as_json=args.json)
+        if args.command is None and not args.line_mode and args.prompt is None:
             if not sys.stdout.isatty() or not sys.stdin.isatty():
                 error("the full-screen interface needs a terminal; use `ikigai run` "
                       "for scripts, or --line for line mode")
@@ -138,3 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # at /dev/null so the interpreter's final flush does not complain either.
         silence(sys.stdout)
         return 0
+    except Exception as exc:  # a defect of ours: one line here, the traceback in the log
+        path = diagnostics.exception(f"ikigai {args.command or ''}".strip(), exc)
+        error(f"internal error ({type(exc).__name__}: {exc}); the traceback is in {path}")
+        return 1

@@ -13,6 +13,7 @@ from typing import NamedTuple, TextIO
 
 from ikigai_tui.cli_output import resolve_agent
 from ikigai_tui.cli_print import Channel
+from ikigai_tui.cli_stream import JsonPrinter
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import (
@@ -69,6 +70,14 @@ class Printer:
                 self.out.line(line)
         return ACCEPT_ALL
 
+    def error(self, message: str) -> None:
+        self._end_line()
+        self.err.line(f"Error: {message}")
+
+    def command(self, text: str, lines: list[str]) -> None:
+        for line in lines:
+            self.out.line(line)
+
     def _end_line(self) -> None:
         if self.streaming:
             self.out.line()
@@ -93,6 +102,24 @@ class Printer:
         elif event.kind == "tool_result":
             prefix = "" if mine else f"[{label}] "
             self.out.line(f"{prefix}<- {payload.get('content', '')}")
+
+
+def make_printer(session: Session, focus: str, fmt: str | None) -> Printer | JsonPrinter:
+    """The listener for `--output-format` (text, json, stream-json)."""
+    if fmt in (None, "text"):
+        return Printer(session, focus, sys.stdout, sys.stderr)
+    return JsonPrinter(session, focus, sys.stdout, sys.stderr, stream=fmt == "stream-json")
+
+
+async def switch_model(session: Session, agent, model: str | None) -> None:
+    """An explicit --model switches this agent (recorded, like /model); the config file
+    and IKIGAI_MODEL only choose the model of a new database's root. An alias or a bare
+    name is compared by the model it stands for."""
+    if not model:
+        return
+    resolve = getattr(session.providers, "resolve", None)
+    if session.model_of(agent) != (resolve(model) if resolve is not None else model):
+        await session.command(agent.id, f"/model {model}")
 
 
 class BadLine(NamedTuple):
@@ -189,16 +216,18 @@ async def run(args: argparse.Namespace, config: Config, *, interactive: bool = F
     session = await open_session(config)
     try:
         agent = resolve_agent(session, getattr(args, "agent", None))
-        # An explicit --model switches this agent (recorded, like /model); the config
-        # file and IKIGAI_MODEL only choose the model of a new database's root.
-        if args.model and session.model_of(agent) != args.model:
-            await session.command(agent.id, f"/model {args.model}")
-        printer = Printer(session, agent.id, sys.stdout, sys.stderr)
+        await switch_model(session, agent, args.model)
+        printer = make_printer(session, agent.id, getattr(args, "output_format", None))
+        if isinstance(printer, JsonPrinter):
+            printer.init()
         session.listeners.append(printer)
         tty = sys.stdin.isatty() and getattr(args, "script", None) is None
         if interactive and tty:
             printer.err.line("ikigai (line mode): type a message, /help for commands, /exit to leave.")
-        return await _run_inputs(session, printer, getattr(args, "script", None), tty)
+        status = await _run_inputs(session, printer, getattr(args, "script", None), tty)
+        if isinstance(printer, JsonPrinter):
+            printer.finish(status)
+        return status
     finally:
         # Turns still running (children, or all of them after SIGTERM) are cancelled
         # here: what each had received is committed, flagged interrupted.
@@ -220,7 +249,7 @@ async def _ended(task: asyncio.Task, main: asyncio.Task | None) -> bool:
 STOP_SIGNALS = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
-async def _run_inputs(session: Session, printer: Printer, script: str | None, prompt: bool) -> int:
+async def _run_inputs(session: Session, printer: Printer | JsonPrinter, script: str | None, prompt: bool) -> int:
     agent_id = printer.focus
     failed = False
     stopped_by: list[int] = []
@@ -252,7 +281,7 @@ async def _run_inputs(session: Session, printer: Printer, script: str | None, pr
     try:
         async for line in _lines(script, prompt):
             if isinstance(line, BadLine):
-                printer.err.line(f"Error: {line.reason}")
+                printer.error(line.reason)
                 failed = True
                 continue
             line = line.strip()
@@ -262,8 +291,7 @@ async def _run_inputs(session: Session, printer: Printer, script: str | None, pr
                 if line.startswith("/") and not line.startswith("//"):
                     before = session.tree[agent_id].task
                     result = await session.command(agent_id, line, review=printer.review)
-                    for out in result.lines:
-                        printer.out.line(out)
+                    printer.command(line, result.lines)
                     if result.exit:
                         break
                     task = session.tree[agent_id].task  # /retry starts the agent's turn
@@ -274,7 +302,7 @@ async def _run_inputs(session: Session, printer: Printer, script: str | None, pr
                     if not await _ended(task, main):
                         failed = True
             except (CommandError, ProviderError, StoreError) as exc:
-                printer.err.line(f"Error: {exc}")
+                printer.error(str(exc))
                 failed = True
         await session.wait_idle()
     except asyncio.CancelledError:

@@ -22,7 +22,7 @@ def default_model(config: Config) -> str:
 def check_models(config: Config, providers: Providers | None = None) -> None:
     """The configured model names must be usable: a ConfigError (exit status 2) before
     anything is opened or created."""
-    providers = providers or Providers()
+    providers = providers or Providers(aliases=config.aliases)
     for model in (config.model, config.matcher_model):
         if model:
             try:
@@ -40,20 +40,29 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
         model_input_limits=config.model_input_limits,
         timeout=config.timeout, max_retries=config.max_retries, concurrency=config.concurrency,
+        aliases=config.aliases,
     )
     check_models(config, providers)  # before the database: a bad name writes nothing
+    from ikigai_tui import diagnostics
+
+    watched = diagnostics.watch(providers)  # --debug: requests' sizes and timings logged
     store = await Store.open(config.db, create=create and not readonly, readonly=readonly)
-    settings = SessionSettings(model=default_model(config), budget=config.budget,
+    # Aliases and bare names are stored as the full names they stand for.
+    settings = SessionSettings(model=providers.resolve(default_model(config)), budget=config.budget,
                                system_prompt=config.system_prompt,
-                               matcher_model=config.matcher_model,
+                               matcher_model=(providers.resolve(config.matcher_model)
+                                              if config.matcher_model else None),
                                matcher_concurrency=config.matcher_concurrency,
                                matcher_chunk_tokens=config.matcher_chunk_tokens)
     try:
-        return await Session.open(store, providers, settings,
-                                  create_root=create and not readonly, new_id=new_id)
+        session = await Session.open(store, watched, settings,
+                                     create_root=create and not readonly, new_id=new_id)
     except BaseException:
         await store.close()
         raise
+    if diagnostics.debugging():
+        session.listeners.append(diagnostics.on_notice)
+    return session
 
 
 async def close_session(session: Session) -> None:

@@ -88,6 +88,15 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
         self._histories: dict[str, list[str]] = {}  # agent id -> what was typed to it
         self._history_agent: str | None = None
 
+    crash: tuple[str, object] | None = None  # (what failed, the log with its traceback)
+    worker_errors_as_notices: bool | None = None  # None: yes, but not under Pilot
+
+    def _handle_exception(self, error: Exception) -> None:
+        from ikigai_tui.tui.crash import handle
+
+        if not handle(self, error):  # logged; a worker's is a notice, the rest ends the app
+            super()._handle_exception(error)
+
     def get_driver_class(self):
         from ikigai_tui.tui.terminal import driver_class
 

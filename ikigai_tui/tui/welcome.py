@@ -1,8 +1,8 @@
 """The welcome shown in the empty scrollback of a new agent, until its conversation starts.
 
 A newcomer's first screen would otherwise be an empty pane and an input: this says in a
-few lines what the product is about (agents, their context, marks, forks, the window)
-and names the keys that matter. Every key named here is one of the app's bindings
+few lines what the product is about (agents, their context, marks, forks, the window),
+how to reach a real model (a key, then /model), and names the keys that matter. Every key named here is one of the app's bindings
 (tests/tui check it).
 """
 
@@ -19,6 +19,9 @@ LINES = (
     ("Forks", "/fork starts a child agent with this context (the tree on the left)."),
     ("The window", "past its budget, the oldest turns are not sent; the gauge counts them."),
     ("Dimmed", "out of the context (/clear, /forget...); F8 hides them, /undo brings them back."),
+    ("Models", "offline needs no key. For a real model, start ikigai with its key set "
+               "(export ANTHROPIC_API_KEY=..., or OPENAI_API_KEY, GEMINI_API_KEY), then "
+               "/model claude-sonnet-4-5 or /model gpt-4o."),
 )
 # (key as the keybar names it, what it does)
 KEYS = (("Enter", "send"), ("F1", "help"), ("Ctrl+T", "agents"), ("F2", "split"),
