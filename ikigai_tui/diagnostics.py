@@ -99,6 +99,7 @@ def start(*, debug: bool = False, content: bool = False, command: str | None = N
     handler.setFormatter(_Redacting())
     log.addHandler(handler)
     log.propagate = False
+    log.disabled = False  # a library's logging.config.dictConfig may have disabled it
     log.setLevel(logging.DEBUG if debug else logging.ERROR)
     _state.update(debug=debug, content=debug and content, path=path)
     if debug:
