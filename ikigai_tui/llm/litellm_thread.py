@@ -7,7 +7,8 @@ tokenizer to price the prompt (~0.3 s); and every request turns the messages int
 SDK's types and prices the prompt (tens of ms for a long context). On the app's loop all
 of that freezes the screen. So one daemon thread runs an event loop of its own, litellm's
 requests run on it, and their events are relayed to the caller's loop (`relay`).
-`preload(model)` warms it all up in that thread, ahead of the first request.
+`preload(model)` warms it all up in that thread, ahead of the first request (and loads
+the tokenizer the session counts the model's tokens with).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _thread: threading.Thread | None = None
 _preloaded: set[str] = set()
+_rehearsed: set[str] = set()
+_ready: set[str] = set()
 _END = object()
 
 
@@ -51,6 +54,19 @@ def preload(model: str) -> concurrent.futures.Future:
 
 async def _preload(model: str) -> None:
     warm(model)
+    if model not in _rehearsed:
+        _rehearsed.add(model)
+        try:  # a request answered by litellm itself: its first-call imports and set-up
+            from ikigai_tui.llm.litellm_provider import import_litellm
+
+            response = await import_litellm().acompletion(
+                model=model, messages=[{"role": "user", "content": "warm"}], stream=True,
+                mock_response="ok", stream_options={"include_usage": True})
+            async for _chunk in response:
+                pass
+        except Exception:  # noqa: BLE001  (a warm-up: the real request reports what fails)
+            pass
+    _ready.add(model)
 
 
 def warm(model: str) -> None:
@@ -60,14 +76,27 @@ def warm(model: str) -> None:
     litellm = import_litellm()
     if model in _preloaded:
         return
-    _preloaded.add(model)
     try:
+        from ikigai_tui.core.tokens import encoding_name, load_encoding
+
+        # The session's own counter of the model's tokens (a new message is counted at
+        # the send): tiktoken's tables hold the GIL while they load, better now than then.
+        name = encoding_name(model)
+        if name is not None:
+            load_encoding(name)
+        import anyio._backends._asyncio  # noqa: F401  (litellm runs sync callbacks by anyio)
         import openai.resources  # noqa: F401  (the client's lazy `chat` resource imports it)
 
         # Prices the prompt as a request would: loads the model's tokenizer.
         litellm.token_counter(model=model, messages=[{"role": "user", "content": "warm"}])
     except Exception:  # noqa: BLE001  (a warm-up: the real request reports what fails)
         pass
+    _preloaded.add(model)
+
+
+def preloaded(model: str) -> bool:
+    """Whether a preload for `model` is done."""
+    return model in _ready
 
 
 async def relay(make: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T]:

@@ -42,6 +42,7 @@ from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
+from ikigai_tui.tui.widgets.streaming import preload_markdown
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 SessionFactory = Callable[[Config], Awaitable[Session]]
@@ -164,7 +165,9 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
 
     def _preload_provider(self) -> None:
         """After the first frame: warm litellm up for the focused agent's model, in its own
-        thread (llm/litellm_thread.py); never for the offline model."""
+        thread (llm/litellm_thread.py); never for the offline model. Markdown's modules
+        too (a new conversation has drawn none yet)."""
+        preload_markdown()
         preload = getattr(self.session.providers, "preload", None) if self.session else None
         agent = self.session.tree[self.focused_agent] if preload and self.focused_agent else None
         if agent is not None:

@@ -83,6 +83,15 @@ class AgentPages:
         row = replayer.removal(key)
         return None if row is None else removal_label(row[1], row[2])
 
+    async def history_keys(self) -> list[int]:
+        """The key of every entry of the transcript, in order (the whole history, for the
+        scrollbar): the inherited entries and the separator, then the agent's own."""
+        own = await self.session.store.page_keys(self.agent_id, SHOWN_KINDS)
+        if self.parent_id is None:
+            return own
+        await self.inherited()
+        return [*self._keys, self.boundary, *own]
+
     async def own(self, limit: int, **where: int | None) -> tuple[list[Item], int]:
         events = await self.session.store.page(self.agent_id, SHOWN_KINDS, limit=limit, **where)
         return items_from_events(events), len(events)

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 
 from ikigai_tui.tui.transcript import Item
+from ikigai_tui.tui.widgets.history_bar import History
 
 Page = Callable[..., Awaitable[list[Item]]]
 PAGE_ITEMS = 40
@@ -100,7 +101,14 @@ class Paging:
     def _last_key(self) -> int:
         return next((i.key for i in reversed(self.items) if i.key > 0), 0)
 
+    def _stop_paging(self) -> None:
+        """A jump replaces the loaded range: a page still being read for the old one must
+        not be joined to it."""
+        if self.is_mounted:
+            self.workers.cancel_group(self, "page")
+
     async def action_scroll_home(self) -> None:
+        self._stop_paging()
         items = await self._pages(oldest=True, limit=PAGE_ITEMS)
         self.at_start, self.at_end = True, len(items) < PAGE_ITEMS
         self.following = False
@@ -110,6 +118,7 @@ class Paging:
     async def jump_to(self, key: int) -> bool:
         """Show the item with this key (or the first after it) at the top of the view, its
         page read around it; whether there was one. The view stops following the end."""
+        self._stop_paging()
         half = PAGE_ITEMS // 2
         before = await self._pages(before=key, limit=half)
         after = await self._pages(after=key - 1, limit=PAGE_ITEMS - len(before))
@@ -120,6 +129,42 @@ class Paging:
         self.following = False
         self._show_at(before + after, len(before))
         return True
+
+    def jump_to_ratio(self, ratio: float, room: float) -> None:
+        """Show the part of the history `ratio` of the way down (0: the start, 1: the end),
+        `room` the entries over which the top of the view can move; the newest request
+        wins (a drag asks many times)."""
+        history = self.history
+        if history is None or not len(history):
+            return
+        if ratio >= 1.0:
+            job = self.action_scroll_end
+        elif ratio <= 0.0:
+            job = self.action_scroll_home
+        else:
+            job = partial(self.jump_to, history.key_at(round(ratio * room)))
+        self.run_worker(job, group="jump", exclusive=True)
+
+    def load_history(self) -> None:
+        """Read the key of every entry (for the scrollbar), in a worker."""
+        pages = self._pages
+        while not hasattr(pages, "history_keys") and hasattr(pages, "__wrapped__"):
+            pages = pages.__wrapped__  # a wrapper of the pages (tui/notes.py)
+        if hasattr(pages, "history_keys"):
+            self.run_worker(partial(self._load_history, pages.history_keys), group="history",
+                            exclusive=True)
+
+    async def _load_history(self, read) -> None:
+        keys = await read()
+        history = History(keys)
+        if self.items:  # entries that arrived meanwhile
+            history.add(i.key for i in self.items if i.key > 0)
+        self.history = history
+        self._refresh_history_bar()
+
+    def _refresh_history_bar(self) -> None:
+        if self._vertical_scrollbar is not None:
+            self._vertical_scrollbar.refresh()
 
     def _show_at(self, items: list[Item], at: int) -> None:
         """Show `items` with item `at` at the top of the view: drawn first, the rest after."""
@@ -134,6 +179,7 @@ class Paging:
     async def action_scroll_end(self) -> None:
         self.following = True
         if not self.at_end:
+            self._stop_paging()
             await self.load_latest()
         else:
             self._follow()

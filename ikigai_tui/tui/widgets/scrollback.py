@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.timer import Timer
 
@@ -24,6 +25,7 @@ from ikigai_tui.tui.render import folds, render_item
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.context_look import ContextLook, toggle_key
 from ikigai_tui.tui.widgets.drawing import Drawing
+from ikigai_tui.tui.widgets.history_bar import History, HistoryBar
 from ikigai_tui.tui.widgets.layout import Decor, layout
 from ikigai_tui.tui.widgets.lines import Lines, cost
 from ikigai_tui.tui.widgets.paging import EDGE, PAGE_ITEMS, Page, Paging  # noqa: F401
@@ -83,6 +85,18 @@ class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, c
         self._starts: list[int] = []  # the line where each item begins
         self.look = ContextLook(pages)
         self._palette: Palette | None = None  # read from the theme at the first draw
+        self.history: History | None = None  # every entry's key, for the scrollbar
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """A scrollbar for the whole history (widgets/history_bar.py), not the loaded page."""
+        if self._vertical_scrollbar is None:
+            bar = HistoryBar(vertical=True, name="vertical",
+                             thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self._vertical_scrollbar = bar
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     def _follow(self) -> None:
         """Keep the end in view: now, and again once a pending layout has happened."""
@@ -231,16 +245,24 @@ class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, c
     def _resize(self) -> None:
         self.virtual_size = Size(self._content_width(), len(self._lines))
         self.refresh()
+        if self._vertical_scrollbar is not None:  # the history's share in view changed
+            self._vertical_scrollbar.refresh()
 
     def on_mount(self) -> None:
         # A pane opened later shows what the others do (the app's F8, F9 toggles).
         self.look.show_outside = getattr(self.app, "show_outside", True)
         self.look.show_ids = getattr(self.app, "show_ids", False)
         self.look.id_width = self.look.wanted_id_width(self.items)
+        self.load_history()
 
     def on_resize(self, event: events.Resize) -> None:
+        self._check_width()
+
+    def _check_width(self) -> None:
+        """Draw again at the width the lines have now (a resize; or a layout that changed
+        the width with no Resize of its own, seen by render_line)."""
         width = self._content_width()
-        if width != self._width:
+        if width != self._width and self.size.width:
             self._width = width
             self._render_all()
             self._follow()
@@ -287,6 +309,8 @@ class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, c
     def add_items(self, items: list[Item]) -> None:
         """New items at the end of the log (shown only when the newest page is loaded);
         none the loaded page holds already (read while their message was on its way)."""
+        if self.history is not None:
+            self.history.add(i.key for i in items if i.key > 0)
         if not self.at_end:
             return
         last = self._last_key()
@@ -307,6 +331,8 @@ class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, c
     # -- drawing ---------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
+        if y == 0 and self._width and self._content_width() != self._width:
+            self.call_later(self._check_width)  # drawn at a width it no longer has
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.scrollable_content_region.width
