@@ -72,3 +72,18 @@ async def test_scrolling_up_after_a_jump_reads_older_pages():
         sb.scroll_to(y=0, animate=False, immediate=True)
         await settle(pilot)
         assert keys(sb)[0] < first
+
+
+async def test_a_page_read_near_an_edge_is_drawn_after_the_frame_in_place():
+    app, sb, log = await start(1000, tall=8)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        first = keys(sb)[0]
+        sb.scroll_to(y=0, animate=False, immediate=True)
+        shown = screen(sb)
+        await app.workers.wait_for_complete()  # the older page is read
+        assert keys(sb)[0] < first
+        assert not all(sb._strips) and not sb._strips[0]  # the farthest is drawn last
+        assert screen(sb) == shown
+        await settle(pilot)
+        assert all(sb._strips) and screen(sb) == shown

@@ -5,8 +5,9 @@ code) costs a few milliseconds; a page of 40 of them ~100 ms, enough to freeze t
 if done at once. So a page that replaces the loaded range (a jump: Ctrl+Home, Ctrl+End, to
 an id, a click on the history bar; a resize) draws the items the view will show before
 the frame, and the others after it, nearest first, a slice of at most SLICE seconds each
-turn, keeping what is shown in place. Until they are drawn no page is read (their
-positions are not final).
+turn, keeping what is shown in place; a page read as the view nears an edge of the range
+is drawn after the frame the same way (it is off screen). Until they are drawn no page is
+read (their positions are not final).
 """
 
 from __future__ import annotations
@@ -56,8 +57,31 @@ class Drawing:
         self._rebuild()
         self._undrawn = not all(strips)
         self._slice_from = start
+        self._slice_keep = "end" if at is None else "start"
         if self._undrawn:
             self._next_slice()
+
+    def _add_undrawn(self, items: list[Item], side: str) -> None:
+        """A page read at one side ("start": older, "end": newer) of the loaded range: added
+        undrawn, and drawn after the frame in slices (nearest the range first), keeping what
+        is shown in place. Trimmed to the line bound from the other side once drawn."""
+        anchor = self._anchor()
+        blank: list[Sequence[Strip]] = [[] for _ in items]
+        if side == "start":
+            self.items, self._strips = items + self.items, blank + self._strips
+            self._slice_from = len(items) - 1
+        else:
+            self._slice_from = len(self.items)
+            self.items, self._strips = self.items + items, self._strips + blank
+        self._slice_keep = side
+        self.look.keep(self.items)
+        if self.look.show_ids and self.look.wanted_id_width(self.items) != self.look.id_width:
+            self.look.id_width = self.look.wanted_id_width(self.items)  # a wider gutter: all
+            self._strips = [[] for _ in self.items]
+        self._rebuild()
+        self._keep_in_place(anchor)
+        self._undrawn = True
+        self._next_slice()
 
     def _next_slice(self) -> None:
         if not getattr(self, "_slice_due", False):
@@ -90,8 +114,11 @@ class Drawing:
             self._next_slice()
             return
         self._undrawn = False
-        self._bound("end" if follow or near >= len(items) // 2 else "start")
-        self._near_edge()
+        self._bound("end" if follow else getattr(self, "_slice_keep", "start"))
+        if self._short():  # hidden messages: still too few lines to fill the view
+            self._fill()
+        else:
+            self._near_edge()
 
     def _render_all(self) -> None:
         """Draw every loaded item at the current width (a resize): the ones in view before

@@ -54,6 +54,7 @@ class Paging:
     def _short(self) -> bool:
         """Messages are hidden and what is left does not fill the view and its margins."""
         return (not self.look.show_outside and not self.at_start and not self._busy
+                and not self._undrawn  # a page being drawn: asked again once it is
                 and 0 < len(self._lines) < (EDGE + 1) * self.size.height)
 
     def _fill(self) -> None:
@@ -73,9 +74,7 @@ class Paging:
             self.at_start = len(items) < PAGE_ITEMS
             if not items:
                 return
-            anchor = self._anchor()
-            self._set_items(items + self.items, keep="start")
-            self._keep_in_place(anchor)
+            self._add_undrawn(items, "start")
         finally:
             self._busy = False
         if fill > 1 and self._short():
@@ -89,9 +88,7 @@ class Paging:
             items = await self._pages(after=self._last_key(), limit=PAGE_ITEMS)
             self.at_end = len(items) < PAGE_ITEMS
             if items:
-                anchor = self._anchor()
-                self._set_items(self.items + items, keep="end")
-                self._keep_in_place(anchor)
+                self._add_undrawn(items, "end")
         finally:
             self._busy = False
 

@@ -1,0 +1,175 @@
+"""The child side of benchmarks/stall_figures.py: each run of this script is one cold child
+process that drives the full-screen app headless at 120x40 with a loop-lag probe
+(benchmarks/stall.py) on the app's loop, and prints one `RESULT {json}` line.
+
+  python benchmarks/stall_drive.py jumps DB ROUNDS     Ctrl+Home, Ctrl+End: key to the
+                                                       frame that shows the destination, and
+                                                       the longest stall until the page is
+                                                       all drawn
+  python benchmarks/stall_drive.py send cold|warm DB   the first message sent to a real
+                                                       provider (the loopback fake, through
+                                                       real litellm): cold, at once after
+                                                       the first frame (litellm loading);
+                                                       warm, once the preload is done
+  python benchmarks/stall_drive.py stream EMPTY BIG    the longest stall while a 10,000-chunk
+                                                       reply streams (tui_drive's scenario)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from stall import LagProbe  # noqa: E402
+from tui_drive import (  # noqa: E402
+    SIZE, _open, _stream_chunks, report, settle, stream_chunks,
+)
+
+perf = time.perf_counter
+
+
+async def settle_all(app, pilot) -> None:
+    """settle(), then until the scrollback has drawn the rest of its page (its slices)."""
+    sb = app.panes.active.scrollback
+    for _ in range(2000):
+        await settle(app, pilot)
+        if not sb._undrawn:
+            return
+        await asyncio.sleep(0.002)
+
+
+async def _jumps(db: str, rounds: int) -> dict:
+    from textual import events
+
+    from ikigai_tui.tui.app import IkigaiApp
+
+    app, ready = await _open(db)
+    done = asyncio.Event()
+    action = IkigaiApp.action_scroll
+
+    async def scrolled(self, how: str) -> None:
+        await action(self, how)
+        done.set()
+
+    IkigaiApp.action_scroll = scrolled
+    times: dict[str, list[float]] = {"ctrl+home": [], "ctrl+end": []}
+    stalls: dict[str, list[float]] = {"ctrl+home": [], "ctrl+end": []}
+    problems: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(ready.wait(), 120)
+        await settle_all(app, pilot)
+        sb = app.panes.active.scrollback
+        screen = app.screen
+        for r in range(rounds + 1):  # the first round is a warm-up
+            for key in ("ctrl+home", "ctrl+end"):
+                done.clear()
+                async with LagProbe() as probe:
+                    t0 = perf()
+                    app._driver.send_message(events.Key(key, None))
+                    await asyncio.wait_for(done.wait(), 30)
+                    screen._on_timer_update()  # the frame, painted now
+                    shown = perf() - t0
+                    await settle_all(app, pilot)
+                if r:
+                    times[key].append(shown)
+                    stalls[key].append(probe.longest_ms)
+                if key == "ctrl+home" and not (sb.at_start and sb.scroll_y == 0):
+                    problems.append("jumps: ctrl+home did not show the start")
+                if key == "ctrl+end" and not (sb.at_end and sb.scroll_y >= sb.max_scroll_y):
+                    problems.append("jumps: ctrl+end did not show the end")
+        await pilot.pause()
+    return {"times": times, "stalls": stalls, "problems": sorted(set(problems))}
+
+
+async def _send(mode: str, db: str) -> dict:
+    """Enter on a message to openai/gpt-4o (the loopback fake) until the reply is in."""
+    os.environ["OPENAI_API_KEY"] = "bench-key"
+    from textual import events
+
+    from tests.fakes.server import FakeProvider, Reply
+    from ikigai_tui import config
+    from ikigai_tui.core.notices import TurnFinished
+    from ikigai_tui.llm import litellm_thread
+    from ikigai_tui.tui.app import IkigaiApp
+
+    problems: list[str] = []
+    with FakeProvider() as fake:
+        wire: list[float] = []
+        take = fake._take
+        fake._take = lambda received: (wire.append(perf()), take(received))[1]
+        fake.queue(Reply(text="a reply " * 200, chunk_size=12))
+        cfg = config.load(db=db, model="openai/gpt-4o", api_base=fake.openai_base, env={},
+                          config_path=str(Path(db).with_name("no-config.toml")))
+        app = IkigaiApp(cfg)
+        finished = asyncio.Event()
+        async with app.run_test(size=SIZE) as pilot:
+            app.session.listeners.append(
+                lambda notice: finished.set() if isinstance(notice, TurnFinished) else None)
+            await pilot.pause()
+            if mode == "warm":
+                for _ in range(3000):  # the preload, started after the first frame
+                    if litellm_thread.preloaded("openai/gpt-4o"):
+                        break
+                    await asyncio.sleep(0.01)
+                else:
+                    problems.append("send: the preload never finished")
+                await asyncio.sleep(0.2)
+            cold = "litellm" not in sys.modules or mode == "cold"
+            app.prompt_input.load_text("hello there, a first message")
+            async with LagProbe() as probe:
+                t0 = perf()
+                app._driver.send_message(events.Key("enter", None))
+                await asyncio.wait_for(finished.wait(), 120)
+                total = perf() - t0
+            if not wire:
+                problems.append("send: the request never reached the fake provider")
+            await pilot.pause()
+    return {"mode": mode, "litellm_loaded_before": not cold, "total": total,
+            "wire": (wire[0] - t0) if wire else None, "longest_ms": probe.longest_ms,
+            "stalls": [round(ms, 1) for _, ms in probe.over(20)], "problems": problems}
+
+
+async def _stream_stall(empty_db: str, big_db: str) -> dict:
+    """The stream figure's scenario (a 10,000-chunk reply at the end of the 100k transcript,
+    a paint per chunk), with the probe on."""
+    del empty_db
+    app, ready = await _open(big_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(ready.wait(), 120)
+        await settle_all(app, pilot)
+        sb = app.panes.active.scrollback
+        await _stream_chunks(app, sb, stream_chunks(1_000, seed=99))  # warm-up
+        sb.end_stream()
+        await settle_all(app, pilot)
+        async with LagProbe() as probe:
+            times = await _stream_chunks(app, sb, stream_chunks(10_000, seed=1))
+            await settle_all(app, pilot)
+            sb.end_stream()
+            await settle_all(app, pilot)
+        await pilot.pause()
+    return {"longest_ms": probe.longest_ms, "median_chunk": statistics.median(times),
+            "stalls": [round(ms, 1) for _, ms in probe.over(20)], "problems": []}
+
+
+def main(argv: list[str]) -> None:
+    mode = argv[0]
+    if mode == "jumps":
+        report(asyncio.run(_jumps(argv[1], int(argv[2]))))
+    elif mode == "send":
+        report(asyncio.run(_send(argv[1], argv[2])))
+    elif mode == "stream":
+        report(asyncio.run(_stream_stall(argv[1], argv[2])))
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
