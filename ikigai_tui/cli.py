@@ -87,13 +87,18 @@ def _global_options(parser: argparse.ArgumentParser, default) -> None:
     parser.add_argument("--db", metavar="PATH", default=default,
                         help="the SQLite database (default: IKIGAI_DB, the config file, or the user data folder)")
     parser.add_argument("--model", metavar="M", default=default,
-                        help="model name for this run, e.g. offline, openai/gpt-4o")
+                        help="model for this run: offline, gpt-4o, anthropic/claude-sonnet-4-5, an alias ...")
     parser.add_argument("--matcher-model", metavar="M", default=default,
                         help="model for /forget and /remember CRITERIA (default: the agent's)")
     parser.add_argument("--api-base", metavar="URL", default=default,
                         help="send provider requests to this base URL")
     parser.add_argument("--config", metavar="FILE", default=default,
                         help="the TOML config file (default: IKIGAI_CONFIG or the user config folder)")
+    parser.add_argument("--debug", action="store_true", default=default,
+                        help="write a diagnostic log (timings, sizes, retries, errors; no "
+                             "message text, no keys) under the user log folder")
+    parser.add_argument("--debug-content", action="store_true", default=default,
+                        help="--debug, and the log holds message text too")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,11 +114,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent", dest="prompt_agent", metavar="A",
                         help="with -p: the agent (name or id prefix; default: the root)")
     _output_format(parser, None)
-    parser.add_argument("--debug", action="store_true", default=None,
-                        help="write a diagnostic log (timings, sizes, retries, errors; no "
-                             "message text, no keys) under the user log folder")
-    parser.add_argument("--debug-content", action="store_true", default=None,
-                        help="with --debug: the log holds message text too")
     # The same options after the subcommand, without overriding ones given before it.
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
@@ -227,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE
     from ikigai_tui import diagnostics
 
-    diagnostics.start(debug=bool(args.debug), content=bool(args.debug_content), command=args.command)
+    diagnostics.start(debug=bool(args.debug or args.debug_content), content=bool(args.debug_content),
+                      command=args.command)
     try:
         config = load(db=args.db, model=args.model, api_base=args.api_base,
                       config_path=args.config, matcher_model=args.matcher_model)

@@ -56,7 +56,7 @@ def test_debug_log_has_timings_retries_errors_and_no_key_nor_text(ikigai, tmp_pa
     base = ("--db", str(tmp_path / "d.db"), "--model", "openai/x", "--api-base", fake.openai_base)
     done = ikigai(*base, "--debug", "-p", MESSAGE, env=env, timeout=90)
     assert done.returncode == 0, done.stderr
-    failed = ikigai(*base, "--debug", "-p", MESSAGE + " again", env=env, timeout=90)
+    failed = ikigai(*base, "ask", "--debug", MESSAGE + " again", env=env, timeout=90)
     assert failed.returncode == 1
     log_file = _log_dir() / "ikigai.log"
     text = log_file.read_text()
@@ -77,7 +77,7 @@ def test_debug_log_has_timings_retries_errors_and_no_key_nor_text(ikigai, tmp_pa
 
 
 def test_debug_content_logs_message_text(ikigai, tmp_path):
-    done = ikigai("--db", str(tmp_path / "c.db"), "--debug", "--debug-content", "-p", MESSAGE)
+    done = ikigai("--db", str(tmp_path / "c.db"), "-p", MESSAGE, "--debug-content")
     assert done.returncode == 0, done.stderr
     text = (_log_dir() / "ikigai.log").read_text()
     assert "message text logged" in text and "purple-giraffe-42" in text
