@@ -35,14 +35,16 @@ EXIT_CODES = """exit status:
   0    success
   1    a failed turn or input (the provider failed, a command was refused)
   2    a usage or configuration error (nothing was written)
-  130  interrupted (Ctrl-C; a reply in progress is kept, flagged interrupted)
+  130  interrupted (Ctrl-C; a reply in progress is kept, flagged interrupted);
+       143, 129: ended by SIGTERM, SIGHUP (the same)
 """
 
 EXAMPLES = {
     "": """examples:
   ikigai                                   the full screen
   ikigai -p "summarise RFC 2119"           one message, its reply, exit
-  ikigai --model fast -p "hi" --output-format json
+  ikigai --model gpt-4o -p "hi" --output-format json
+  ikigai --model fast -p "hi"              fast: an [aliases] entry of the config
   ikigai run --script session.txt          messages and /commands, one per line
   ikigai paths                             where the config, database and logs are
 """,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -107,3 +108,22 @@ def test_ctrl_c_mid_reply_exits_130_keeping_the_reply(ask_in_pty, ikigai, tmp_pa
     assert len(reply) == 1 and reply[0]["interrupted"] is True and reply[0]["content"]
     ctx = json.loads(ikigai("--db", str(tmp_path / "a.db"), "context", "--json").stdout)
     assert ctx["messages"][-1].get("interrupted") is True
+
+
+def test_sigterm_mid_reply_exits_143_keeping_the_reply(tmp_path):
+    env = dict(os.environ, IKIGAI_OFFLINE_DELAY="0.15")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    proc = subprocess.Popen([sys.executable, "-m", "ikigai_tui", "--db", str(tmp_path / "t.db"),
+                             "-p", "tell me a long story", "--output-format", "stream-json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if '"text_delta"' in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    rest, _err = proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    objects = [json.loads(line) for line in rest.splitlines()]
+    assert all(validate_line(o) == [] for o in objects)
+    assert objects[-1]["subtype"] == "interrupted" and objects[-1]["exit_code"] == 143
+    assert [o["interrupted"] for o in objects if o["type"] == "assistant"] == [True]
