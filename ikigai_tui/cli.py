@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", metavar="A", help="agent name or id prefix (default: the root)")
     run.add_argument("--script", metavar="FILE", help="read inputs from FILE instead of stdin")
     _output_format(run)
+    run.add_argument("--yes", action="store_true",
+                     help='accept the LLM\'s memory changes when memory_writes = "ask" '
+                          "(each is printed; without --yes they are refused)")
 
     ctx = _sub(sub, "context", "print an agent's context", parents=[common])
     ctx.add_argument("--agent", metavar="A")

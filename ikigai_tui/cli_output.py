@@ -15,6 +15,7 @@ from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.limits import format_percent
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.events import Event, message_text
+from ikigai_tui.core.memory.change import words as memory_words
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.filter_context import id_ranges
 from ikigai_tui.inert import dumps
@@ -64,7 +65,7 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "name": agent.name,
         "model": session.model_of(agent),
         "system": r.system,
-        "pins": list(r.pins),
+        "pins": await pins_data(session, agent),
         "messages": messages,
         "marks": [{"name": m.name, "label": m.label, "position": r.mark_position(m),
                    "event": m.event_id} for m in r.valid_marks()],
@@ -84,6 +85,13 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
                       "outside": window.outside},
         "usage": (await session.usage(agent.id)).as_dict(),
     }
+
+
+async def pins_data(session: Session, agent: AgentRuntime) -> list[dict[str, Any]]:
+    """Each pin with its tokens: pins are always sent, never pruned nor compacted."""
+    counter = session.meter(agent).counter
+    return [{"number": i, "text": text, "tokens": counter.scale(counter.text(text))}
+            for i, text in enumerate((await session.replayer(agent.id)).pins, 1)]
 
 
 async def agents_data(session: Session) -> list[dict[str, Any]]:
@@ -130,6 +138,8 @@ def _event_line(event: Event, earlier: dict[int, Event]) -> str:
     elif event.kind == "filter":
         listed = id_ranges(sorted(i for i in payload.get("ids") or [] if isinstance(i, int)))
         text = f"{filter_words(payload)} (ids {listed})"
+    elif event.kind == "memory":
+        text = memory_words(payload)
     elif event.kind == "undo" and isinstance(payload.get("target"), int):
         target = earlier.get(payload["target"])
         what = f": {filter_words(target.payload)}" if target is not None and target.kind == "filter" else ""

@@ -16,6 +16,7 @@ from ikigai_tui.cli_print import Channel
 from ikigai_tui.cli_stream import JsonPrinter
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.memory.service import memory_of
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
@@ -211,6 +212,16 @@ def _check_options(args: argparse.Namespace, config: Config) -> None:
                           f"database at {config.db} yet")
 
 
+def accept_memory(err: Channel):
+    """`run --yes` under memory_writes = "ask": each change is printed (stderr), then
+    accepted."""
+    async def accept(proposal: Proposal) -> Verdict:
+        for line in proposal.preview_lines():
+            err.line(line)
+        return ACCEPT_ALL
+    return accept
+
+
 async def run(args: argparse.Namespace, config: Config, *, interactive: bool = False) -> int:
     _check_options(args, config)
     session = await open_session(config)
@@ -221,6 +232,8 @@ async def run(args: argparse.Namespace, config: Config, *, interactive: bool = F
         if isinstance(printer, JsonPrinter):
             printer.init()
         session.listeners.append(printer)
+        if getattr(args, "yes", False):  # memory_writes = "ask": --yes accepts each change
+            memory_of(session).reviewer = accept_memory(printer.err)
         tty = sys.stdin.isatty() and getattr(args, "script", None) is None
         if interactive and tty:
             printer.err.line("ikigai (line mode): type a message, /help for commands, /exit to leave.")

@@ -50,6 +50,13 @@ class Config:
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
     keymap_origins: dict[str, str] = field(default_factory=dict)  # binding id -> "FILE, line N"
     aliases: dict[str, str] = field(default_factory=dict)  # [aliases]: short name -> model
+    # The memory tool (issue 15): its folder (None: <user data dir>/memories), whether the
+    # LLM's writes wait for the user ("ask") or not ("auto"), and the folder's limits.
+    memories_dir: Path | None = None
+    memory_writes: str = "auto"
+    memory_file_bytes: int = 1_000_000
+    memory_files: int = 200
+    memory_total_bytes: int = 20_000_000
 
 
 def default_db() -> Path:
@@ -84,6 +91,12 @@ _KEYS: dict[str, tuple[type, str]] = {
     "matcher_concurrency": (int, "a whole number of requests"),
     "matcher_chunk_tokens": (int, "a whole number of tokens"),
     "theme": (str, "a theme name"),
+    # the memory tool
+    "memories_dir": (str, "a path"),
+    "memory_writes": (str, '"auto" or "ask"'),
+    "memory_file_bytes": (int, "a whole number of bytes"),
+    "memory_files": (int, "a whole number of files"),
+    "memory_total_bytes": (int, "a whole number of bytes"),
 }
 _TABLES = ("aliases", "models", "keymap")
 
@@ -242,8 +255,12 @@ def _problem(key: str, value: Any) -> str | None:
         return "must not be empty"
     if key == "concurrency" and value < 1:
         return "must be 1 or more"
-    if key in ("model", "db", "api_base", "theme") and not value.strip():
+    if key in ("model", "db", "api_base", "theme", "memories_dir") and not value.strip():
         return "must not be empty"
+    if key == "memory_writes" and value not in ("auto", "ask"):
+        return 'must be "auto" or "ask"'
+    if key in ("memory_file_bytes", "memory_files", "memory_total_bytes") and value < 1:
+        return "must be 1 or more"
     return None
 
 
@@ -273,7 +290,8 @@ _ENV_KEYS = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "sliding_context_tokens",
              "IKIGAI_MAX_RETRIES": "max_retries", "IKIGAI_TIMEOUT": "timeout",
              "IKIGAI_OFFLINE_DELAY": "offline_delay", "IKIGAI_CONCURRENCY": "concurrency",
              "IKIGAI_MATCHER_CONCURRENCY": "matcher_concurrency",
-             "IKIGAI_MATCHER_CHUNK_TOKENS": "matcher_chunk_tokens"}
+             "IKIGAI_MATCHER_CHUNK_TOKENS": "matcher_chunk_tokens",
+             "IKIGAI_MEMORY_WRITES": "memory_writes"}
 
 
 def _checked_env(name: str, raw: str, value: Any) -> Any:
@@ -338,4 +356,17 @@ def load(
         keymap={i: keys for i, (keys, _where) in file.get("keymap", {}).items()},
         keymap_origins={i: where for i, (_keys, where) in file.get("keymap", {}).items()},
         aliases=file.get("aliases", {}),
+        **_memory_settings(env, file),
     )
+
+
+def _memory_settings(env: Mapping[str, str], file: dict[str, Any]) -> dict[str, Any]:
+    folder = env.get("IKIGAI_MEMORIES_DIR") or file.get("memories_dir")
+    writes = env.get("IKIGAI_MEMORY_WRITES") or file.get("memory_writes", "auto")
+    if writes not in ("auto", "ask"):
+        raise ConfigError(f"IKIGAI_MEMORY_WRITES={writes!r} must be \"auto\" or \"ask\"")
+    return {"memories_dir": Path(folder).expanduser() if folder else None,
+            "memory_writes": writes,
+            "memory_file_bytes": file.get("memory_file_bytes", 1_000_000),
+            "memory_files": file.get("memory_files", 200),
+            "memory_total_bytes": file.get("memory_total_bytes", 20_000_000)}

@@ -6,6 +6,8 @@ import os
 from collections.abc import Callable
 
 from ikigai_tui.config import Config, ConfigError
+from ikigai_tui.core.memory.sandbox import MemoryLimits
+from ikigai_tui.core.memory.service import MemorySettings, attach_memory, default_root
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
@@ -57,12 +59,20 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)
+        attach_memory(session, memory_settings(config))
     except BaseException:
         await store.close()
         raise
     if diagnostics.debugging():
         session.listeners.append(diagnostics.on_notice)
     return session
+
+
+def memory_settings(config: Config) -> MemorySettings:
+    return MemorySettings(config.memories_dir or default_root(),
+                          MemoryLimits(config.memory_file_bytes, config.memory_files,
+                                       config.memory_total_bytes),
+                          config.memory_writes)
 
 
 async def close_session(session: Session) -> None:

@@ -59,6 +59,7 @@ class CommandServices:
     usage: Callable[[str], Awaitable[UsageTotals]] | None = None  # an agent's usage so far
     # The log's pages of one agent's events (EventLog.page): when an event was made.
     page: Callable[..., Awaitable[list[Event]]] | None = None
+    memory: Callable[[], Any] | None = None  # the session's MemoryService (core/memory)
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ikigai_tui.core import commands_agents as agents
+from ikigai_tui.core import commands_memory
 from ikigai_tui.core import commands_context as context
 from ikigai_tui.core import commands_retry
 from ikigai_tui.core import commands_settings as settings
@@ -62,6 +63,10 @@ REGISTRY = Registry([
                 settings.pin),
     CommandSpec("unpin", "/unpin N", "Remove pin number N.", settings.unpin),
     CommandSpec("pins", "/pins", "List the pins.", settings.pins),
+    CommandSpec("memory", "/memory [PATH]", "Show the memory files (the LLM's memory tool).",
+                commands_memory.memory,
+                details="PATH shows one file with line numbers. The files live outside the log: "
+                "they survive /clear and compaction. /undo reverses the latest change."),
     CommandSpec("help", "/help [COMMAND]", "List the commands, or explain one.", settings.help_),
     CommandSpec("retry", "/retry", "Send the unanswered last message again (after a failed turn).",
                 commands_retry.retry),
@@ -70,4 +75,4 @@ REGISTRY = Registry([
 
 # Commands that change nothing, so they also work on a dead agent.
 READ_ONLY = frozenset({"marks", "context", "agents", "model", "system", "budget", "pins", "help",
-                       "exit"})
+                       "exit", "memory"})

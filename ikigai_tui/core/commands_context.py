@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
+from ikigai_tui.core import commands_settings as settings
 from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import (
     CommandError, CommandResult, IdRange, UsageError, check_mark_name,
@@ -143,4 +144,5 @@ async def context(c: CommandContext) -> CommandResult:
     ]
     if c.services.usage is not None:  # tokens and cost of this agent's requests to date
         lines.append((await c.services.usage(c.agent.id)).line())
+    lines += settings.pin_lines(c)
     return CommandResult(lines, data=w)

@@ -107,12 +107,38 @@ async def unpin(c: CommandContext) -> CommandResult:
     return CommandResult([f"Unpinned #{index}."])
 
 
+def pin_tokens(c: CommandContext) -> list[int]:
+    """Each pin's tokens as counted for this agent's model (the pins are sent in the
+    system prompt: always, never pruned nor compacted, since they are not messages)."""
+    counter = c.services.meter(c.agent).counter
+    return [counter.scale(counter.text(text)) for text in c.replayer.pins]
+
+
+def _token_words(n: int) -> str:
+    return f"{n:,} token{'' if n == 1 else 's'}"
+
+
 async def pins(c: CommandContext) -> CommandResult:
     c.args.done()
     items = c.replayer.pins
     if not items:
         return CommandResult(["No pins."])
-    return CommandResult([f"{i}. {text}" for i, text in enumerate(items, 1)])
+    tokens = pin_tokens(c)
+    return CommandResult([f"{i}. {text}  ({_token_words(n)})"
+                          for i, (text, n) in enumerate(zip(items, tokens), 1)], data=tokens)
+
+
+def pin_lines(c: CommandContext) -> list[str]:
+    """/context's list of the pins: always sent, never pruned nor compacted."""
+    items = c.replayer.pins
+    if not items:
+        return []
+    lines = ["Pins (always sent, never pruned nor compacted):"]
+    for i, (text, n) in enumerate(zip(items, pin_tokens(c)), 1):
+        shown = " ".join(text.split())
+        shown = shown if len(shown) <= 60 else shown[:59] + "…"
+        lines.append(f"  {i}. {n:>9,}  {shown}")
+    return lines
 
 
 async def help_(c: CommandContext) -> CommandResult:

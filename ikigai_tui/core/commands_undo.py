@@ -2,7 +2,7 @@
 it reverses (the command that made it, when) and what comes back.
 
 Context changes are /clear, /rewind, /forget, /remember, compactions, /pin, /unpin and
-/budget. /system and /model are not undone (set them again instead): an /undo that
+/budget; a change to the memories folder (the LLM's memory tool) is undone the same way. /system and /model are not undone (set them again instead): an /undo that
 reaches past one of them says so, since what is sent then differs from before the change
 it reverses.
 """
@@ -40,10 +40,13 @@ async def undo(c: CommandContext) -> CommandResult:
         before_fork = (" Changes made before this agent was forked belong to its parent."
                        if c.agent.parent_id is not None else "")
         raise CommandError("nothing to undo: this agent has no context change left to reverse "
-                           f"(/clear, /rewind, /forget, /remember, /pin, /unpin, /budget).{before_fork}")
+                           "(/clear, /rewind, /forget, /remember, /pin, /unpin, /budget, a "
+                           f"memory change).{before_fork}")
     history = r.history
     index = bisect_left(history, target, key=itemgetter(0))
     _id, kind, payload = history[index]
+    if kind == "memory":
+        return await _undo_memory(c, target, history, index)
     undone = set(r.undone) | {t for t in claimed if isinstance(t, int)} | {target}
     after = await _replay_undoing(r, undone)
     now = time.time()
@@ -57,6 +60,25 @@ async def undo(c: CommandContext) -> CommandResult:
                      f"reverse, still in effect: {shown}.")
     c.add("undo", {"target": target})
     return CommandResult(lines)
+
+
+async def _undo_memory(c: CommandContext, target: int, history: list[EventRow],
+                       index: int) -> CommandResult:
+    """A memory change: the folder goes back as it was before it, at once (the files are
+    outside the context; mid-turn only the undo's record waits for the turn's end), or
+    nothing is written when the file changed since."""
+    from ikigai_tui.core.commands_memory import memory_service
+    from ikigai_tui.core.memory.change import reverse
+    from ikigai_tui.core.memory.sandbox import MemoryRefused
+
+    service = memory_service(c)
+    try:
+        done = reverse(service.box, history[index][2])
+    except MemoryRefused as exc:
+        raise CommandError(f"cannot undo {_quote(command_text(history, index))}: {exc}") from None
+    c.add("undo", {"target": target})
+    made = await _when(c, target, "memory", time.time())
+    return CommandResult([f"Undid {_quote(command_text(history, index))} ({made}): {done}."])
 
 
 async def _replay_undoing(r: Replayer, undone: set[int]) -> Replayer:
@@ -97,6 +119,10 @@ def _fallback_text(kind: str, payload: dict) -> str:
         return f"/unpin {payload.get('index', '')}"
     if kind == "budget":
         return f"/budget {payload.get('budget') or 'off'}"
+    if kind == "memory":
+        from ikigai_tui.core.memory.change import words
+
+        return words(payload)
     return f"/{kind}"
 
 

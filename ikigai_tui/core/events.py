@@ -9,7 +9,10 @@ CONTEXT_MESSAGE_KINDS = frozenset({"user", "assistant", "tool_call", "tool_resul
 # Every conversation kind; `system` sets the system prompt instead of entering the context.
 MESSAGE_KINDS = CONTEXT_MESSAGE_KINDS | {"system"}
 # Metadata kinds that change what is sent and that /undo may reverse.
-UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact", "pin", "unpin", "budget"})
+# A `memory` event records a change to the memories folder (core/memory): outside the
+# context, but /undo reverses the latest one like a context change.
+UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact", "pin", "unpin", "budget",
+                            "memory"})
 # Changes to what is sent that /undo does not reverse (set them again instead): an /undo
 # that reaches past one of them says so.
 NOT_UNDOABLE_CHANGES = frozenset({"system", "model"})
@@ -17,7 +20,7 @@ METADATA_KINDS = frozenset(
     {
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
         "mail_read", "model", "pin", "unpin", "budget", "usage", "command", "interrupted",
-        "error",
+        "error", "memory",
     }
 )
 

@@ -240,7 +240,12 @@ class Session:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usage,
-                               self.store.page)
+                               self.store.page, memory=self._memory)
+
+    def _memory(self):
+        from ikigai_tui.core.memory.service import memory_of
+
+        return memory_of(self)
 
     def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
         """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""

@@ -44,6 +44,8 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
             app.action_help()
         elif words == ["exit"]:
             app.exit()
+        elif REGISTRY.parse(stripped).spec.name == "memory" and stripped == "/memory":
+            _show_memory(app, session)
         elif REGISTRY.parse(stripped).spec.name in FILTERS:
             app.run_worker(_filter(app, session, agent_id, stripped), group="filter")
         else:
@@ -52,6 +54,14 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
             await _proposed(app, session, await session.propose(agent_id, stripped))
     except CommandError as exc:
         _failed(app, stripped, exc)
+
+
+def _show_memory(app: IkigaiApp, session: Session) -> None:
+    """/memory: the memory files in a dialog (`/memory PATH` prints one, as a command)."""
+    from ikigai_tui.core.memory.service import memory_of
+    from ikigai_tui.tui.screens.memory import MemoryScreen
+
+    app.push_screen(MemoryScreen(memory_of(session)))
 
 
 def _failed(app: IkigaiApp, command: str, exc: CommandError) -> None:

@@ -161,10 +161,13 @@ async def test_pin_pins_unpin(session):
     assert (await session.command(root, "/pins")).lines == ["No pins."]
     assert (await session.command(root, "/pin always answer in French")).lines == ["Pinned #1."]
     assert (await session.command(root, '/pin "second note"')).lines == ["Pinned #2."]
-    assert (await session.command(root, "/pins")).lines == [
-        "1. always answer in French", "2. second note"]
+    listed = await session.command(root, "/pins")
+    tokens = listed.data
+    assert listed.lines == [f"1. always answer in French  ({tokens[0]} tokens)",
+                            f"2. second note  ({tokens[1]} tokens)"]
+    assert tokens[0] > tokens[1] > 0  # each counted for the agent's model
     assert (await session.command(root, "/unpin 1")).lines == ["Unpinned #1."]
-    assert (await session.command(root, "/pins")).lines == ["1. second note"]
+    assert (await session.command(root, "/pins")).lines == [f"1. second note  ({tokens[1]} tokens)"]
     assert (await session.replayer(root)).pins == ["second note"]
     # Pins are not context messages.
     assert await ids(session, root) == []

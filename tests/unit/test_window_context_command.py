@@ -36,7 +36,10 @@ _BREAKDOWN = [
 
 
 def parse_context(lines: list[str]) -> dict:
-    assert len(lines) == 8, lines
+    """The eight lines, then, with pins, one line for each (checked by the callers)."""
+    pins = lines[8:]
+    assert len(lines) == 8 or pins[0] == "Pins (always sent, never pruned nor compacted):", lines
+    lines = lines[:8]
     head = re.fullmatch(r"Context: (?P<approx>~?)(?P<tokens>[\d.]+[KM]?)"
                         r"(?: of (?P<window_budget>[\d.]+[KM]?) window)? · "
                         r"(?P<percent>\d+)% of (?P<limit>[\d.]+[KM]?)(?P<off> · window off)?, "
@@ -76,6 +79,9 @@ async def test_context_command_reports_the_window(sessions):
     assert shown["state"] == w.state == "normal"
     assert (shown["kind"], shown["model"]) == ("estimated", "offline")
     assert shown["npins"] == "1" and _num(shown["pins"]) == w.pins > 0
+    # Each pin is listed with its tokens, after the eight lines.
+    assert result.lines[8:] == ["Pins (always sent, never pruned nor compacted):",
+                                f"  1. {w.pins:>9,}  always answer briefly"]
     assert _num(shown["system"]) == w.system > w.pins
     assert _num(shown["tools"]) == w.tools > 0
     assert (_num(shown["summaries"]), shown["nsummaries"]) == (0, "0")

@@ -1,8 +1,9 @@
 """The tools an LLM may call: a registry of Tool objects, each with its JSON schema, who
 may call it, and how it runs.
 
-`slash` (the LLM side of the command registry) and `filter_context` (the LLM's /forget
-and /remember: preview, then apply) today; `memory` will go here too. A caller
+`slash` (the LLM side of the command registry) `filter_context` (the LLM's /forget
+and /remember: preview, then apply) and `memory` (Anthropic's memory-tool commands over
+the memories folder). A caller
 (a conversation's turn, or a side request's purpose) is offered the schemas of the tools
 that allow it, as one list object per caller: token counts of it are cached by identity.
 """
@@ -92,9 +93,10 @@ class ToolRegistry:
 
 def _default() -> ToolRegistry:
     from ikigai_tui.core.tools.filter_context import FilterContextTool
+    from ikigai_tui.core.tools.memory import MemoryTool
     from ikigai_tui.core.tools.slash import SlashTool
 
-    return ToolRegistry([SlashTool(), FilterContextTool()])
+    return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool()])
 
 
 TOOLS = _default()
