@@ -182,6 +182,8 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
             lines += ["", f"> `{e.payload.get('text', '')}`" + (f" — {output}" if output else "")]
         elif e.kind == "filter":
             lines += ["", f"> Context change: {filter_words(e.payload)}."]
+        elif e.kind == "memory":
+            lines += ["", f"> Memory change: {memory_words(e.payload)}."]
     return "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,7 @@ from ikigai_tui.core.context import ContextService, Plan
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
+from ikigai_tui.core.memory.service import memory_of
 from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
 from ikigai_tui.core.ports import ConflictError, Persistence, StoreError
 from ikigai_tui.core.proposals import Reviewer, Verdict
@@ -240,12 +241,7 @@ class Session:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usage,
-                               self.store.page, memory=self._memory)
-
-    def _memory(self):
-        from ikigai_tui.core.memory.service import memory_of
-
-        return memory_of(self)
+                               self.store.page, memory=lambda: memory_of(self))
 
     def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
         """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""

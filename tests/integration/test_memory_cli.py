@@ -62,6 +62,8 @@ def test_ask_mode_with_yes_prints_the_change_and_writes_it(ikigai, tmp_path, fak
     log = ikigai("--db", str(tmp_path / "m.db"), "log").stdout.splitlines()
     assert any(line.endswith("command: /memory create /memories/a.md") for line in log)
     assert any(line.endswith("memory: memory create /memories/a.md (6 bytes)") for line in log)
+    export = ikigai("--db", str(tmp_path / "m.db"), "export").stdout
+    assert "> Memory change: memory create /memories/a.md (6 bytes)." in export
 
 
 def test_auto_mode_writes_and_the_limits_come_from_the_config(ikigai, tmp_path, fake):

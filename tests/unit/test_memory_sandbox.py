@@ -6,6 +6,7 @@ must still refuse), fifos, huge files."""
 from __future__ import annotations
 
 import os
+import stat
 
 import pytest
 
@@ -169,6 +170,14 @@ def test_a_device_file_is_refused(place):
     box, _outside = place
     os.symlink("/dev/null", box.root / "null")  # a link to a device: never followed
     _every_command(box, "/memories/null")
+    try:  # a device node itself (needs the privilege to make one)
+        os.mknod(box.root / "zero", stat.S_IFCHR | 0o600, os.makedev(1, 5))
+    except (PermissionError, OSError):
+        pytest.skip("cannot make a device node here")
+    with pytest.raises(MemoryRefused, match="not a regular file"):
+        view(box, {"path": "/memories/zero"})
+    _every_command(box, "/memories/zero")
+    assert "zero" not in view(box, {"path": "/memories"})
 
 
 def test_a_huge_file_put_there_by_hand_is_not_read(place):

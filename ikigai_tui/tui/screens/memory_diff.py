@@ -99,7 +99,13 @@ def install_reviewer(app: App, session: Session) -> None:
             if not answered.done():
                 answered.set_result(bool(result))
 
-        app.push_screen(MemoryDiffScreen(proposal), done)
-        return ACCEPT_ALL if await answered else REFUSE
+        screen = MemoryDiffScreen(proposal)
+        app.push_screen(screen, done)
+        try:
+            return ACCEPT_ALL if await answered else REFUSE
+        except asyncio.CancelledError:  # the turn was stopped: the question goes with it
+            if app.screen is screen:
+                screen.dismiss(False)
+            raise
 
     memory_of(session).reviewer = review
