@@ -36,8 +36,8 @@ REGISTRY = Registry([
     CommandSpec("undo", "/undo", "Undo the latest context change, saying what comes back.",
                 undo.undo, deferred=True,
                 details="Context changes: /clear, /rewind, /forget, /remember, /pin, /unpin, "
-                "/budget. Repeat it to walk further back. /system and /model are not undone: "
-                "set them again."),
+                "/budget, and the LLM's memory changes (the file goes back as it was). Repeat "
+                "it to walk further back. /system and /model are not undone: set them again."),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
                 context.context, llm=True),
     CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",

@@ -137,3 +137,20 @@ async def test_ask_mode_without_a_reviewer_refuses_writes_but_not_views(hm, fake
 def test_the_tool_is_registered_for_turns(fmt):
     names = [s["function"]["name"] for s in tool_schemas()]
     assert "memory" in names
+
+
+async def test_repeated_undo_walks_back_through_memory_changes(hm, fake, folder, fmt):
+    fake.queue(memory(command="create", path="/memories/a.md", file_text="one\n"),
+               memory(command="insert", path="/memories/a.md", insert_line=1, insert_text="two"),
+               memory(command="rename", old_path="/memories/a.md", new_path="/memories/b/a.md"),
+               Reply(text="ok"))
+    assert await hm.say("note, add, move")
+    assert (folder / "b" / "a.md").read_text() == "one\ntwo\n"
+    lines = [(await hm.session.command(hm.root, "/undo")).lines[0] for _ in range(3)]
+    assert "/memories/b/a.md is back at /memories/a.md" in lines[0]
+    assert not (folder / "b").exists()  # the folder the rename made goes too
+    assert "/memories/a.md is back as it was" in lines[1]
+    assert "/memories/a.md is removed again" in lines[2]
+    assert sorted(p.name for p in folder.iterdir()) == []
+    with pytest.raises(CommandError, match="nothing to undo"):
+        await hm.session.command(hm.root, "/undo")
