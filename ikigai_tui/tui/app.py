@@ -33,7 +33,7 @@ from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
 from ikigai_tui.tui.history import typed_history
 from ikigai_tui.tui.keymap import APP_BINDINGS, check_keymap, keys_in_force
-from ikigai_tui.tui.messages import AgentsChanged, changes_agents, pane_message
+from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
@@ -266,7 +266,11 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
         finally:
             self._refreshing = False
 
-    def _log_unreadable(self, exc: StoreError) -> None:
+    def on_log_unreadable(self, message: LogUnreadable) -> None:
+        message.stop()
+        self._log_unreadable(message.error)
+
+    def _log_unreadable(self, exc: Exception) -> None:
         """A damaged page met while replaying: leave with its one line (the command line
         prints it once the terminal is restored); everything committed is on disk."""
         self.startup_error = str(exc)

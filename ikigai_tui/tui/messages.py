@@ -17,6 +17,15 @@ from ikigai_tui.core.notices import (
 )
 
 
+class LogUnreadable(Message):
+    """A widget's read of the log met damage (or a failing disk): it bubbles to the app,
+    which leaves with the error's one line, as when the damage is met while starting."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+
 class StreamArrived(Message, bubble=False):
     """A piece of the reply an agent is streaming."""
 

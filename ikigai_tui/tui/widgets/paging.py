@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from functools import partial
 
+from ikigai_tui.core.ports import StoreError
+from ikigai_tui.tui.messages import LogUnreadable
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.history_bar import History
 
@@ -63,7 +65,7 @@ class Paging:
         if self._short():
             # The method, not a coroutine: a worker cancelled before it starts (exclusive)
             # then leaves no coroutine never awaited.
-            self.run_worker(partial(self._older, FILL_PAGES), group="page", exclusive=True)
+            self.read_in_worker(partial(self._older, FILL_PAGES), "page")
 
     async def _older(self, fill: int = 0) -> None:
         if self._busy or self.at_start or not self.items:
@@ -140,7 +142,7 @@ class Paging:
             job = self.action_scroll_home
         else:
             job = partial(self.jump_to, history.key_at(round(ratio * room)))
-        self.run_worker(job, group="jump", exclusive=True)
+        self.read_in_worker(job, "jump")
 
     def load_history(self) -> None:
         """Read the key of every entry (for the scrollbar), in a worker."""
@@ -148,8 +150,20 @@ class Paging:
         while not hasattr(pages, "history_keys") and hasattr(pages, "__wrapped__"):
             pages = pages.__wrapped__  # a wrapper of the pages (tui/notes.py)
         if hasattr(pages, "history_keys"):
-            self.run_worker(partial(self._load_history, pages.history_keys), group="history",
-                            exclusive=True)
+            self.read_in_worker(partial(self._load_history, pages.history_keys), "history")
+
+    def read_in_worker(self, job: Callable[[], Awaitable[object]], group: str) -> None:
+        """Run a read of the log in an exclusive worker of `group`; damage it meets goes to
+        the app (LogUnreadable), never a traceback. `job` is a method, not a coroutine:
+        a worker cancelled before it starts then leaves no coroutine never awaited."""
+
+        async def read() -> None:
+            try:
+                await job()
+            except StoreError as exc:
+                self.post_message(LogUnreadable(exc))
+
+        self.run_worker(read, group=group, exclusive=True)
 
     async def _load_history(self, read) -> None:
         keys = await read()

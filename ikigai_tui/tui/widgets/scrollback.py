@@ -128,9 +128,9 @@ class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, c
             return
         height, y = max(1, self.size.height), self.scroll_y
         if y < EDGE * height and not self.at_start and not self._busy:
-            self.run_worker(self._older, group="page", exclusive=True)
+            self.read_in_worker(self._older, "page")
         elif y > len(self._lines) - (EDGE + 1) * height and not self.at_end and not self._busy:
-            self.run_worker(self._newer, group="page", exclusive=True)
+            self.read_in_worker(self._newer, "page")
 
     # -- content ---------------------------------------------------------------
 
