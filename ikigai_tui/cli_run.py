@@ -17,6 +17,8 @@ from ikigai_tui.cli_stream import JsonPrinter
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.memory.service import memory_of
+from ikigai_tui.core.compaction import CompactingNotice, CompactionNotice
+from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
@@ -58,15 +60,23 @@ class Printer:
         elif isinstance(notice, MatchingNotice) and notice.total > 1 and notice.done:
             self.err.line(f"Matching: {notice.done}/{notice.total} parts reviewed "
                           f"({notice.matcher})")
+        elif isinstance(notice, CompactionNotice):
+            # Auto-compaction's warnings, failures and results: beside the replies, not in them.
+            self._end_line()
+            where = "" if notice.agent_id == self.focus else f"[{tree.label(notice.agent_id)}] "
+            self.err.line(f"{'Error: ' if notice.kind == 'error' else ''}{where}{notice.text}")
+        elif isinstance(notice, CompactingNotice) and notice.total > 1 and notice.done:
+            self.err.line(f"Compacting: {notice.done}/{notice.total} requests done ({notice.model})")
         elif isinstance(notice, RetryNotice):
             self.err.line(f"Retrying in {notice.delay:.1f}s (attempt {notice.attempt}): "
                           f"{notice.reason}")
 
     async def review(self, proposal: Proposal) -> Verdict:
-        """Headless review: print what a matcher found, then apply all of it (the
-        command's --dry-run only prints). Explicit `--ids` have no preview (SPEC §5):
+        """Headless review: print what a matcher found (or a /compact's summary and its
+        saving), then apply all of it (the command's --dry-run only prints). Explicit
+        `--ids` have no preview (SPEC §5):
         the user named them."""
-        if getattr(proposal, "criteria", None) is not None:
+        if getattr(proposal, "criteria", None) is not None or isinstance(proposal, CompactProposal):
             for line in proposal.preview_lines():
                 self.out.line(line)
         return ACCEPT_ALL

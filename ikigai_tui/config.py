@@ -12,6 +12,7 @@ from typing import Any
 
 import platformdirs
 
+from ikigai_tui import config_compact
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 
 APP = "ikigai"
@@ -57,6 +58,13 @@ class Config:
     memory_file_bytes: int = 1_000_000
     memory_files: int = 200
     memory_total_bytes: int = 20_000_000
+    # -- compaction (issue 15): /compact's model, auto-compaction, pruned-turn summaries
+    compact_model: str | None = None  # None: the agent's own model
+    auto_compact: str = "off"  # off | on | ask
+    compact_warn: float = 0.8  # shares of the agent's budget
+    compact_at: float = 0.9
+    summarize_pruned: bool = False
+    summary_reserve: float = 0.1  # share of the budget for the pruned turns' summaries
 
 
 def default_db() -> Path:
@@ -97,6 +105,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "memory_file_bytes": (int, "a whole number of bytes"),
     "memory_files": (int, "a whole number of files"),
     "memory_total_bytes": (int, "a whole number of bytes"),
+    **config_compact.KEYS,  # compaction (issue 15)
 }
 _TABLES = ("aliases", "models", "keymap")
 
@@ -150,7 +159,7 @@ def read_file(path: Path) -> dict[str, Any]:
         kind, description = _KEYS[key]
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        if not isinstance(value, kind) or isinstance(value, bool):
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
             raise ConfigError(f"{_where(path, text, key)}: '{key}' must be {description}")
         problem = _problem(key, value)
         if problem:
@@ -251,6 +260,8 @@ def _problem(key: str, value: Any) -> str | None:
         return "must be 1 or more"
     if key == "matcher_chunk_tokens" and value < 256:
         return "must be 256 or more"
+    if key in config_compact.KEYS:
+        return config_compact.problem(key, value)
     if key == "matcher_model" and not value.strip():
         return "must not be empty"
     if key == "concurrency" and value < 1:
@@ -291,7 +302,7 @@ _ENV_KEYS = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "sliding_context_tokens",
              "IKIGAI_OFFLINE_DELAY": "offline_delay", "IKIGAI_CONCURRENCY": "concurrency",
              "IKIGAI_MATCHER_CONCURRENCY": "matcher_concurrency",
              "IKIGAI_MATCHER_CHUNK_TOKENS": "matcher_chunk_tokens",
-             "IKIGAI_MEMORY_WRITES": "memory_writes"}
+             "IKIGAI_MEMORY_WRITES": "memory_writes", **config_compact.ENV}
 
 
 def _checked_env(name: str, raw: str, value: Any) -> Any:
@@ -332,6 +343,7 @@ def load(
     concurrency = _env_int(env, "IKIGAI_CONCURRENCY")
     matcher_concurrency = _env_int(env, "IKIGAI_MATCHER_CONCURRENCY")
     chunk_tokens = _env_int(env, "IKIGAI_MATCHER_CHUNK_TOKENS")
+    compaction = config_compact.read(env, file, _env_float, _checked_env, ConfigError)
     return Config(
         db=Path(db or env.get("IKIGAI_DB") or file.get("db") or default_db()).expanduser(),
         model=model or env.get("IKIGAI_MODEL") or file.get("model"),
@@ -357,6 +369,7 @@ def load(
         keymap_origins={i: where for i, (_keys, where) in file.get("keymap", {}).items()},
         aliases=file.get("aliases", {}),
         **_memory_settings(env, file),
+        **compaction,
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from ikigai_tui.config import Config, ConfigError
 from ikigai_tui.core.memory.sandbox import MemoryLimits
 from ikigai_tui.core.memory.service import MemorySettings, attach_memory, default_root
+from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
@@ -25,7 +26,7 @@ def check_models(config: Config, providers: Providers | None = None) -> None:
     """The configured model names must be usable: a ConfigError (exit status 2) before
     anything is opened or created."""
     providers = providers or Providers(aliases=config.aliases)
-    for model in (config.model, config.matcher_model):
+    for model in (config.model, config.matcher_model, config.compact_model):
         if model:
             try:
                 providers.check(model)
@@ -55,7 +56,8 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                matcher_model=(providers.resolve(config.matcher_model)
                                               if config.matcher_model else None),
                                matcher_concurrency=config.matcher_concurrency,
-                               matcher_chunk_tokens=config.matcher_chunk_tokens)
+                               matcher_chunk_tokens=config.matcher_chunk_tokens,
+                               compaction=compaction_settings(config, providers))
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)
@@ -73,6 +75,14 @@ def memory_settings(config: Config) -> MemorySettings:
                           MemoryLimits(config.memory_file_bytes, config.memory_files,
                                        config.memory_total_bytes),
                           config.memory_writes)
+
+
+def compaction_settings(config: Config, providers: Providers) -> CompactionSettings:
+    return CompactionSettings(
+        model=providers.resolve(config.compact_model) if config.compact_model else None,
+        auto=config.auto_compact, warn=config.compact_warn, at=config.compact_at,
+        concurrency=config.matcher_concurrency,
+        summarize_pruned=config.summarize_pruned, pruned_reserve=config.summary_reserve)
 
 
 async def close_session(session: Session) -> None:

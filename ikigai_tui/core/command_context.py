@@ -60,6 +60,7 @@ class CommandServices:
     # The log's pages of one agent's events (EventLog.page): when an event was made.
     page: Callable[..., Awaitable[list[Event]]] | None = None
     memory: Callable[[], Any] | None = None  # the session's MemoryService (core/memory)
+    compactor: Any = None  # core.compaction.service.Compactor: /compact's summaries
 
 
 @dataclass

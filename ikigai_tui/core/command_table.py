@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ikigai_tui.core import commands_agents as agents
 from ikigai_tui.core import commands_memory
+from ikigai_tui.core import commands_compact
 from ikigai_tui.core import commands_context as context
 from ikigai_tui.core import commands_retry
 from ikigai_tui.core import commands_settings as settings
@@ -35,9 +36,13 @@ REGISTRY = Registry([
                 context.remember, deferred=True, details=_FILTER_DETAILS),
     CommandSpec("undo", "/undo", "Undo the latest context change, saying what comes back.",
                 undo.undo, deferred=True,
-                details="Context changes: /clear, /rewind, /forget, /remember, /pin, /unpin, "
-                "/budget, and the LLM's memory changes (the file goes back as it was). Repeat "
-                "it to walk further back. /system and /model are not undone: set them again."),
+                details="Context changes: /clear, /rewind, /forget, /remember, /compact, /pin, "
+                "/unpin, /budget, and the LLM's memory changes (the file goes back as it was). "
+                "Repeat it to walk further back. /system and /model are not undone: set them "
+                "again."),
+    CommandSpec("compact", "/compact [FOCUS] [--keep N] [--upto MARK | --from MARK] [--dry-run]",
+                "Replace older context by a summary you review (and may edit) first.",
+                commands_compact.compact, deferred=True, details=commands_compact.DETAILS),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
                 context.context, llm=True),
     CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",

@@ -18,6 +18,8 @@ from ikigai_tui.core.command_context import CommandServices
 from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
 from ikigai_tui.core.leases import LeaseKeeper, busy_message
 from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.compaction import CompactionSettings
+from ikigai_tui.core.compaction.service import Compactor
 from ikigai_tui.core.context import ContextService, Plan
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.gateway import Gateway
@@ -40,6 +42,7 @@ class SessionSettings(NamedTuple):
     matcher_model: str | None = None  # None: the agent's own model
     matcher_concurrency: int = 4  # a matcher's side requests in flight at once
     matcher_chunk_tokens: int | None = None  # cap on one request's chunk (None: the model's limit)
+    compaction: CompactionSettings = CompactionSettings()  # /compact, auto-compaction
 
 
 class Session:
@@ -57,6 +60,7 @@ class Session:
                                    dead_error=self._dead_error)
         store.add_commit_hook(self._on_commit, with_origin=True)
         self.leases = LeaseKeeper(store)  # one process at a time runs an agent's turn
+        self.compactor = Compactor(self)  # /compact's summaries and auto-compaction
 
     # -- opening ---------------------------------------------------------------
 
@@ -241,7 +245,8 @@ class Session:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usage,
-                               self.store.page, memory=lambda: memory_of(self))
+                               self.store.page, memory=lambda: memory_of(self),
+                               compactor=self.compactor)
 
     def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
         """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""

@@ -41,6 +41,7 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
     or interrupted event): the replay flags the message, no later request holds it and
     the next user message as two in a row, and /retry sends it again."""
     error: str | None = None
+    cancelled = False
     try:
         for _ in range(MAX_TOOL_ROUNDS):
             calls = await _one_round(session, agent)
@@ -82,6 +83,7 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
         else:
             session.notify(ErrorNotice(agent.id, error, logged=True))
     except asyncio.CancelledError:
+        cancelled = True
         # Esc, /kill, leaving: a message that got no reply at all is flagged as well.
         if (waiting := unanswered(agent)) is not None:
             batch = WriteBatch()
@@ -93,7 +95,11 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
         raise
     finally:
         await session.finish_turn(agent)
-        session.notify(TurnFinished(agent.id, error is None, error))
+        try:
+            if not cancelled:  # auto-compaction's check: it never fails the turn
+                await session.compactor.after_turn(agent)
+        finally:
+            session.notify(TurnFinished(agent.id, error is None, error))
     return error is None
 
 

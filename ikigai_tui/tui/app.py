@@ -27,7 +27,6 @@ from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL, Window
 from ikigai_tui.runtime import close_session, open_session
-from ikigai_tui.tui.screens.memory_diff import install_reviewer
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
@@ -37,7 +36,7 @@ from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
-from ikigai_tui.tui.submit import submit
+from ikigai_tui.tui.submit import attach_reviewers, submit
 from ikigai_tui.tui.ui_state import ThemeKeeper, start_theme
 from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
@@ -130,7 +129,7 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
             await self.panes.start(session, root.id)
             # From here on the panes are told (what came before is in the page they read).
             session.listeners.append(self._on_notice)
-            install_reviewer(self, session)  # memory_writes = "ask": the diff dialog
+            attach_reviewers(self, session)  # the "ask" settings: memory diffs, compaction
         except StoreError as exc:  # a damaged page or a full disk, met while loading
             self.startup_error = str(exc)
             self.session = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from ikigai_tui.core.events import Event
+from ikigai_tui.core.compaction import CompactionNotice
 from ikigai_tui.core.notices import (
     AgentChanged, ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
@@ -70,6 +71,8 @@ def pane_message(notice: Notice) -> Message | None:
         return EventsArrived(notice.events)
     if isinstance(notice, ErrorNotice) and not notice.logged:
         return AgentNote(notice.agent_id, "error", notice.message)
+    if isinstance(notice, CompactionNotice) and notice.kind != "done":  # "done": its command shows
+        return AgentNote(notice.agent_id, "error" if notice.kind == "error" else "note", notice.text)
     if isinstance(notice, RetryNotice):
         return AgentNote(notice.agent_id, "note",
                          f"Retrying in {notice.delay:.1f}s (attempt {notice.attempt}): {notice.reason}")

@@ -2,9 +2,11 @@
 change (/forget, /remember) opens the preview, driven by the proposal the core returns;
 explicit ids (`--ids`) apply at once, as SPEC §5 has it, unless `--preview` asks to see them.
 
-/forget and /remember run in a worker: a matcher may take a while (side requests in
-chunks), and the screen shows its progress once the core reports any; Esc there cancels
-the side requests and writes nothing.
+/forget, /remember and /compact run in a worker: a matcher or a summary may take a while
+(side requests in chunks), and the screen shows its progress once the core reports any;
+Esc there cancels the side requests and writes nothing. A /compact opens its own preview
+(the summary, editable; what it replaces; the saving); so does an automatic compaction
+with auto_compact = "ask".
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.compaction import CompactingNotice
+from ikigai_tui.core.compaction.proposal import CompactProposal, CompactVerdict
 from ikigai_tui.core.context import MessageTooLong
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.notices import MatchingNotice, Notice
@@ -26,7 +30,7 @@ if TYPE_CHECKING:
     from ikigai_tui.tui.app import IkigaiApp
     from ikigai_tui.tui.screens.matching import MatchingScreen
 
-FILTERS = ("forget", "remember")
+FILTERS = ("forget", "remember", "compact")
 
 
 async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
@@ -97,7 +101,8 @@ async def _proposed(app: IkigaiApp, session: Session, outcome: CommandResult | P
 
 
 async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
-    """Run /forget or /remember (its matcher, if any) with a progress screen, then review."""
+    """Run /forget, /remember (its matcher, if any) or /compact (its summary) with a
+    progress screen, then review."""
     from ikigai_tui.tui.screens.matching import MatchingScreen
 
     shown: list[MatchingScreen] = []
@@ -108,11 +113,14 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
             task.cancel()
 
     def on_notice(notice: Notice) -> None:
-        if not isinstance(notice, MatchingNotice) or notice.agent_id != agent_id:
+        if not isinstance(notice, (MatchingNotice, CompactingNotice)) or notice.agent_id != agent_id:
             return
         if not shown:
-            verb = "Forget" if text[1:].startswith("forget") else "Remember"
-            screen = MatchingScreen(f'{verb}: finding "{notice.criteria}"', notice.matcher)
+            if isinstance(notice, CompactingNotice):
+                screen = MatchingScreen("Compact: summarising", notice.model)
+            else:
+                verb = "Forget" if text[1:].startswith("forget") else "Remember"
+                screen = MatchingScreen(f'{verb}: finding "{notice.criteria}"', notice.matcher)
             shown.append(screen)
             app.push_screen(screen, cancelled)
         shown[0].progress(notice.done, notice.total)
@@ -121,7 +129,8 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
     try:
         outcome = await session.propose(agent_id, text)
     except asyncio.CancelledError:
-        app.note("note", "Cancelled: the matcher stopped; nothing was written.")
+        what = "the summary" if text[1:].startswith("compact") else "the matcher"
+        app.note("note", f"Cancelled: {what} stopped; nothing was written.")
         return
     except CommandError as exc:
         _failed(app, text, exc)
@@ -139,6 +148,9 @@ def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
     from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
 
     proposal = pending.proposal
+    if isinstance(proposal, CompactProposal):
+        review_compaction(app, session, pending)
+        return
     if not isinstance(proposal, FilterProposal):  # no other kind yet: refuse, say why
         app.run_worker(_answer(app, session, pending, REFUSE), group="preview")
         return
@@ -172,3 +184,32 @@ async def _answer(app: IkigaiApp, session: Session, pending: Pending, verdict: V
         await session.answer(pending, verdict)
     except CommandError as exc:
         app.note("error", f"Error: {exc}")
+
+
+def review_compaction(app: IkigaiApp, session: Session, pending: Pending) -> None:
+    """The summary to accept (as edited) or refuse: nothing is written before."""
+    from ikigai_tui.tui.screens.compact_preview import CompactPreviewScreen
+    from ikigai_tui.tui.screens.preview import PreviewItem
+
+    proposal = pending.proposal
+    assert isinstance(proposal, CompactProposal)
+    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens) for i in proposal.items]
+    title = proposal.title + (" (automatic)" if proposal.auto else "")
+    screen = CompactPreviewScreen(title, proposal.summary, items, by=proposal.by_line().rstrip(":"),
+                                  saving=proposal.saving_line)
+
+    def done(summary: str | None) -> None:
+        verdict = REFUSE if summary is None else CompactVerdict(True, summary=summary)
+        app.run_worker(_answer(app, session, pending, verdict), group="preview")
+
+    app.push_screen(screen, done)
+
+
+def attach_reviewers(app: IkigaiApp, session: Session) -> None:
+    """The dialogs of the "ask" settings: memory_writes (a diff of each change) and
+    auto_compact (an automatic compaction waits for this preview)."""
+    from ikigai_tui.tui.screens.memory_diff import install_reviewer
+
+    install_reviewer(app, session)
+    session.compactor.reviewer = lambda pending: app.call_later(
+        review_compaction, app, session, pending)

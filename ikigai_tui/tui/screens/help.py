@@ -30,8 +30,16 @@ CONTEXT_NOTES: tuple[tuple[str, str], ...] = (
     (
         "The context",
         "is what an agent's LLM sees. It is computed from a log that is never edited: "
-        "/clear, /rewind, /forget and /remember only add events that change the view, "
-        "and /undo reverses the latest of them. /context shows what is sent.",
+        "/clear, /rewind, /forget, /remember and /compact only add events that change the "
+        "view, and /undo reverses the latest of them. /context shows what is sent.",
+    ),
+    (
+        "Compaction",
+        "replaces older turns by one summary: /compact [FOCUS] summarises all but the "
+        "latest 2 turns (--keep N), shows the summary to edit, what it replaces and the "
+        "saving, and writes nothing until you accept. With auto_compact on in the config, "
+        "it runs by itself after a turn once the context reaches 90% of the budget; a "
+        "warning comes at 80%.",
     ),
     (
         "The window",

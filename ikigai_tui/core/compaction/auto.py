@@ -1,0 +1,135 @@
+"""Auto-compaction: after each turn, the agent's usage against its thresholds.
+
+Usage is the whole context (the turns the window would prune included) over the agent's
+budget: the window budget, capped to the model's input limit, or the model's input limit
+with the window off. So a compaction replaces old turns with a summary before the window
+would drop them.
+
+- At `compact_warn` (0.8) a warning line, whether auto-compaction is on or not; once per
+  crossing: again only after usage has dropped below and risen back.
+- At `compact_at` (0.9), with `auto_compact` on or ask: one compaction, after the turn
+  has ended (never during it), never while another compaction of the agent runs, at most
+  once per turn, and not again until usage has dropped below the threshold and risen
+  back. A failure is shown and tried again after the next turn; after 3 failures in a row
+  it stops trying and says so after each turn, until the user acts (/compact by hand, or
+  anything that brings usage below the threshold). A failure never fails the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ikigai_tui.core.command_bus import Pending
+from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.compaction import MAX_FAILURES, CompactionNotice
+from ikigai_tui.core.compaction.proposal import CompactProposal
+from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.ports import StoreError
+from ikigai_tui.core.proposals import ACCEPT_ALL
+from ikigai_tui.core.provider import ProviderError
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.core.compaction.service import Compactor
+
+log = logging.getLogger(__name__)
+COMMAND = "/compact"
+
+
+@dataclass
+class AutoState:
+    warned: bool = False  # above compact_warn since the last crossing
+    armed: bool = True  # may compact: cleared by a compaction, set again below compact_at
+    failures: int = 0  # in a row
+
+
+async def after_turn(compactor: Compactor, agent: AgentRuntime) -> None:
+    """Never raises (a cancel goes on up): the turn is over whatever happens here."""
+    session = compactor.session
+    settings = compactor.settings
+    if agent.dead:
+        return
+    try:
+        w = await session.measure(agent.id)
+    except (StoreError, CommandError):
+        return
+    base = w.budget or w.limit
+    if base <= 0:
+        return
+    whole = w.tokens + w.outside
+    share = whole / base
+    state = compactor.auto_state.get(agent.id)
+    if state is None:
+        state = compactor.auto_state[agent.id] = AutoState()
+    notify = session.notify
+    if share >= settings.warn:
+        if not state.warned:
+            state.warned = True
+            of = "budget" if w.budget else "input limit"
+            notify(CompactionNotice(agent.id, "warning",
+                                    f"Context at {math.floor(share * 100)}% ({format_tokens(whole)} "
+                                    f"of {format_tokens(base)} {of}): /compact or /forget to "
+                                    "make room"))
+    else:
+        state.warned = False
+    if share < settings.at:
+        state.armed, state.failures = True, 0
+        return
+    if settings.auto not in ("on", "ask") or not state.armed:
+        return
+    if state.failures >= MAX_FAILURES:
+        notify(CompactionNotice(agent.id, "warning", stopped_text()))
+        return
+    if agent.id in compactor.running:
+        return
+    state.armed = False
+    try:
+        await _compact(compactor, agent, share)
+    except (CommandError, ProviderError, StoreError) as exc:
+        _failed(compactor, agent.id, state, str(exc))
+    except Exception as exc:  # a bug must not end the turn badly: shown, logged
+        log.exception("auto-compaction of %s failed", agent.id)
+        _failed(compactor, agent.id, state, f"internal error: {exc!r}")
+    else:
+        state.failures = 0
+
+
+def stopped_text() -> str:
+    return (f"Auto-compaction stopped after {MAX_FAILURES} failures in a row: /compact to "
+            "compact by hand (it tries again after that), or /forget or /clear to make room")
+
+
+def _failed(compactor: Compactor, agent_id: str, state: AutoState, reason: str) -> None:
+    state.failures += 1
+    state.armed = True  # tried again after the next turn
+    reason = reason.removesuffix("; nothing was changed")
+    text = (f"Auto-compaction failed ({state.failures} of {MAX_FAILURES}): {reason}. The "
+            "context is unchanged")
+    text += "." if state.failures >= MAX_FAILURES else "; it is tried again after the next turn."
+    compactor.session.notify(CompactionNotice(agent_id, "error", text))
+    if state.failures >= MAX_FAILURES:
+        compactor.session.notify(CompactionNotice(agent_id, "warning", stopped_text()))
+
+
+async def _compact(compactor: Compactor, agent: AgentRuntime, share: float) -> None:
+    session = compactor.session
+    session.notify(CompactionNotice(agent.id, "note",
+                                    f"Context at {math.floor(share * 100)}%: compacting "
+                                    "the older turns..."))
+    outcome = await session.propose(agent.id, COMMAND, source="auto")
+    if not isinstance(outcome, Pending) or not isinstance(outcome.proposal, CompactProposal):
+        raise CommandError("the compaction proposed nothing")
+    proposal = outcome.proposal
+    if proposal.saving() <= 0:
+        raise CommandError("the summary would not make room "
+                           f"({format_tokens(proposal.summary_tokens())} tokens for "
+                           f"{format_tokens(proposal.replaced_tokens)})")
+    if compactor.settings.auto == "ask" and compactor.reviewer is not None:
+        compactor.reviewer(outcome)  # the preview answers it; nothing written until then
+        return
+    result = await session.answer(outcome, ACCEPT_ALL)
+    for line in result.lines:
+        session.notify(CompactionNotice(agent.id, "done", line))

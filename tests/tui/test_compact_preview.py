@@ -1,0 +1,124 @@
+"""The /compact preview driven by keys (offline model: an extractive summary, no network):
+nothing is written before the answer; Ctrl+S accepts the summary as edited, Escape
+refuses it (only the command record), /undo brings the messages back. And a snapshot."""
+
+from __future__ import annotations
+
+from textual.widgets import TextArea
+
+from ikigai_tui.tui.screens.compact_preview import CompactPreviewScreen
+
+from .conftest import SIZE, conversation, events_of, idle, root_id, say, settle, type_text
+
+QUESTIONS = [
+    "Set up the orders service in services/orders/app.py, please.",
+    "Use PostgreSQL 16, never SQLite: that is a hard constraint.",
+    "The migration failed with `relation orders does not exist`; fix it.",
+    "Add an index on orders.created_at.",
+    "Now write the README section.",
+]
+
+
+async def _open(bench):
+    async with bench.prep() as session:
+        await conversation(session, *QUESTIONS)
+    return bench.app()
+
+
+async def _preview(app, pilot) -> tuple[str, list[int], CompactPreviewScreen]:
+    await settle(pilot)
+    root = app.focused_agent
+    before = list((await app.session.replayer(root)).ctx)
+    await type_text(pilot, "/compact the database")
+    await pilot.press("enter")
+    await idle(pilot)
+    screen = app.screen
+    assert isinstance(screen, CompactPreviewScreen), screen
+    return root, before, screen
+
+
+async def test_compact_preview_accepts_the_edited_summary_and_undo_restores(bench):
+    app = await _open(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        root, before, screen = await _preview(app, pilot)
+        assert await events_of(app, root, "compact") == []  # nothing before the answer
+        summary = screen.query_one("#compact-summary", TextArea)
+        assert summary.has_focus
+        assert "Extractive summary" in summary.text and "services/orders/app.py" in summary.text
+        totals = str(screen.query_one("#compact-totals").render())
+        assert totals.startswith("6 messages (#1-#8, ") and "-> a summary of" in totals
+        summary.text = "Orders service on PostgreSQL 16 (never SQLite)."
+        await idle(pilot)
+        edited = str(screen.query_one("#compact-totals").render())
+        assert edited != totals and "saves" in edited  # the saving follows the edit
+        await pilot.press("ctrl+s")
+        await idle(pilot)
+        assert not isinstance(app.screen, CompactPreviewScreen)
+        (event,) = await events_of(app, root, "compact")
+        assert event.payload["summary"] == "Orders service on PostgreSQL 16 (never SQLite)."
+        assert event.payload["edited"] is True
+        assert event.payload["ids"] == before[:6]  # all but the latest 2 turns
+        ctx = (await app.session.replayer(root)).ctx
+        assert list(ctx) == [event.id, *before[6:]]
+        assert ctx[event.id][1] == "summary"
+
+        await type_text(pilot, "/undo")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert list((await app.session.replayer(root)).ctx) == before
+
+
+async def test_compact_preview_refused_writes_only_the_command(bench):
+    app = await _open(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        root, before, _screen = await _preview(app, pilot)
+        await pilot.press("escape")
+        await idle(pilot)
+        assert not isinstance(app.screen, CompactPreviewScreen)
+        assert await events_of(app, root, "compact") == []
+        assert list((await app.session.replayer(root)).ctx) == before
+        commands = await events_of(app, root, "command")
+        assert [(c.payload["text"], c.payload["output"]) for c in commands] == [
+            ("/compact the database", ["Cancelled."])]
+
+
+async def test_compact_preview_refuses_an_emptied_summary(bench):
+    app = await _open(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        root, _before, screen = await _preview(app, pilot)
+        screen.query_one("#compact-summary", TextArea).text = "   "
+        await idle(pilot)
+        await pilot.press("ctrl+s")
+        await idle(pilot)
+        assert app.screen is screen  # still open, saying why
+        assert "empty" in str(screen.query_one("#compact-notice").render())
+        await pilot.press("escape")
+        await idle(pilot)
+        assert await events_of(app, root, "compact") == []
+
+
+async def test_compact_with_nothing_to_compact_says_so(bench):
+    async with bench.prep() as session:
+        await say(session, root_id(session), "Only one turn.")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_text(pilot, "/compact")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert not isinstance(app.screen, CompactPreviewScreen)
+        assert await events_of(app, app.focused_agent, "command") == []
+
+
+def test_compact_preview_snapshot(bench, snap_compare):
+    """/compact the database over five turns: the extractive summary in the editor, the
+    six messages it replaces, the saving."""
+    bench.prepare(lambda session: conversation(session, *QUESTIONS))
+    app = bench.app()
+
+    async def run_before(pilot):
+        await _preview(app, pilot)
+        app.screen.query_one("#compact-summary", TextArea).cursor_blink = False
+        await idle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
