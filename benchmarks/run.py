@@ -46,6 +46,7 @@ import aiosqlite
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import big_message  # noqa: E402
+import compact  # noqa: E402
 import feed  # noqa: E402
 import forget  # noqa: E402
 import gen  # noqa: E402
@@ -336,7 +337,7 @@ def main() -> int:
         print(text)
     # Each module of figures prints its lines as they are measured, in this order.
     for module in (window, tui, open_stall, stall_figures, big_message, feed, preview, forget,
-                   matching):
+                   matching, compact):
         for text in module.figures(quick=args.quick):
             print(text, flush=True)
     for text in problems:

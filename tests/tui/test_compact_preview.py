@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from textual.widgets import TextArea
 
+from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.tui.screens.compact_preview import CompactPreviewScreen
 
-from .conftest import SIZE, conversation, events_of, idle, root_id, say, settle, type_text
+from .conftest import (
+    SIZE, all_lines, conversation, events_of, idle, root_id, say, settle, type_text,
+)
 
 QUESTIONS = [
     "Set up the orders service in services/orders/app.py, please.",
@@ -122,3 +125,32 @@ def test_compact_preview_snapshot(bench, snap_compare):
         await idle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_auto_compact_ask_shows_the_preview_after_the_turn_and_the_warning(bench):
+    long = " ".join(f"word{i}" for i in range(300))  # ~1,800 characters a message
+    async with bench.prep(budget=4_000) as session:
+        for n in range(4):
+            await say(session, root_id(session), f"Request {n}: {long}")
+    app = bench.app(budget=4_000)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        session.settings = session.settings._replace(compaction=CompactionSettings(auto="ask"))
+        root = app.focused_agent
+        for n in range(4, 12):
+            await type_text(pilot, f"Request {n} {' '.join(['more'] * 300)}")
+            await pilot.press("enter")
+            await idle(pilot)
+            if isinstance(app.screen, CompactPreviewScreen):
+                break
+        screen = app.screen
+        assert isinstance(screen, CompactPreviewScreen), "the preview did not open"
+        assert "(automatic)" in str(screen.query_one(".dialog").border_title)
+        assert await events_of(app, root, "compact") == []  # nothing before the answer
+        lines = all_lines(app.panes.active.scrollback)
+        assert any("/compact or /forget to make room" in line for line in lines)
+        await pilot.press("ctrl+s")
+        await idle(pilot)
+        (event,) = await events_of(app, root, "compact")
+        assert event.payload["auto"] is True and event.payload["extractive"] is True

@@ -86,23 +86,41 @@ def render_merge(summaries: Sequence[str]) -> str:
 
 _URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
 _TICKED = re.compile(r"`([^`\n]{2,%d})`" % ARTIFACT_CHARS)
-_PATH = re.compile(r"(?<![\w/.~-])(?:~?/|\./|\.\./)?(?:[\w.-]+/)+[\w.-]+|"
-                   r"(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|md|txt|toml|json|ya?ml|ini|cfg|"
-                   r"js|ts|tsx|jsx|css|tcss|html|sql|db|sh|c|h|cpp|rs|go|java|rb|lock|csv|svg)\b")
+_EXTENSIONS = frozenset(
+    "py pyi md txt toml json yaml yml ini cfg js ts tsx jsx css tcss html sql db sh c h cpp rs "
+    "go java rb lock csv svg".split())
+_PATH = re.compile(r"(?:~?/|\.{1,2}/)?[\w.-]+(?:/[\w.-]+)*")
+_EDGES = "()[]{}<>\"'`,;:!?*"
+
+
+def _is_path(word: str) -> bool:
+    if "/" in word:
+        return not word.startswith("//") and "://" not in word and word.strip("/.") != "" \
+            and _PATH.fullmatch(word) is not None
+    stem, dot, ext = word.rpartition(".")
+    return bool(dot and stem and ext in _EXTENSIONS and _PATH.fullmatch(word))
 
 
 def artifacts(texts: Sequence[str]) -> list[str]:
-    """Files, URLs and `quoted` commands or identifiers the texts name, in order, once."""
+    """Files, URLs and `quoted` commands or identifiers the texts name, in order, once.
+    Words are split by whitespace first (a regex over every character of a big context
+    costs a second)."""
     found: dict[str, None] = {}
     for text in texts:
-        for pattern in (_URL, _TICKED, _PATH):
-            for match in pattern.finditer(text):
-                item = (match.group(1) if pattern is _TICKED else match.group(0)).strip().rstrip(".,:;")
-                if len(item) >= 2 and not item.startswith("//"):
-                    found.setdefault(item[:ARTIFACT_CHARS], None)
-                if len(found) >= MAX_ARTIFACTS:
-                    return list(found)
-    return list(found)
+        if "://" in text:
+            for match in _URL.finditer(text):
+                found.setdefault(match.group(0).rstrip(".,:;")[:ARTIFACT_CHARS], None)
+        if "`" in text:
+            for match in _TICKED.finditer(text):
+                found.setdefault(match.group(1).strip()[:ARTIFACT_CHARS], None)
+        if "/" in text or "." in text:
+            for word in [w for w in text.split() if "/" in w or "." in w[:-1]]:
+                word = word.strip(_EDGES).rstrip(".")
+                if len(word) >= 2 and word not in found and _is_path(word):
+                    found[word[:ARTIFACT_CHARS]] = None
+        if len(found) >= MAX_ARTIFACTS:
+            break
+    return list(found)[:MAX_ARTIFACTS]
 
 
 def complete_trail(summary: str, sources: Sequence[str]) -> str:
