@@ -61,7 +61,8 @@ async def test_help_names_only_commands_that_exist(bench):
             shown = await app.session.command(app.focused_agent, f"/help {spec.name}")
             assert _named_commands(" ".join(shown.lines)) <= known, spec.name
         undo = " ".join((await app.session.command(app.focused_agent, "/help undo")).lines)
-        assert "compact" not in undo and "recall" not in undo
+        assert "recall" not in undo  # not built yet; /compact is (issue 15), and undoable
+        assert "/compact" in undo
 
 
 # ---- commands ----------------------------------------------------------------------------------
