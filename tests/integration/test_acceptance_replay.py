@@ -29,6 +29,9 @@ def fake():
 
 
 def test_worked_example_forget_with_planning_then_rewind(tmp_path, fake):
+    """The example at a fifth of its size (each request goes through litellm): messages
+    1-20, /mark, 21-30, a /forget of 10-15 asked in conversation (31-34, the planning),
+    35-40, /rewind -> messages 1-9 and 16-20. The offline test below runs it full size."""
     cli = Cli(tmp_path / "we.db", fake)
     state: dict = {}
 
@@ -44,18 +47,18 @@ def test_worked_example_forget_with_planning_then_rewind(tmp_path, fake):
         return Reply(text="a" + text[1:])
 
     fake.respond(respond)
-    cli.ok(*[f"u{i}" for i in range(1, 51)])                   # messages 1-100
+    cli.ok(*[f"u{i}" for i in range(1, 11)])                   # messages 1-20
     assert cli.ok("/mark") == ["Checkpoint created."]
-    cli.ok(*[f"u{i}" for i in range(51, 70)])                  # messages 101-138
+    cli.ok(*[f"u{i}" for i in range(11, 16)])                  # messages 21-30
     ids = [m["id"] for m in cli.context()["messages"]]
-    assert len(ids) == 138
-    state["forget"] = ids[49:75]                               # messages 50-75
-    cli.ok(FORGET_REQUEST)                                     # 139-142: the planning
-    cli.ok(*[f"u{i}" for i in range(72, 101)])                 # up to message 200
+    assert len(ids) == 30
+    state["forget"] = ids[9:15]                                # messages 10-15
+    cli.ok(FORGET_REQUEST)                                     # 31-34: the planning
+    cli.ok(*[f"u{i}" for i in range(18, 21)])                  # up to message 40
 
     before = cli.context()
     texts = [m["content"] for m in before["messages"]]
-    kept_then = [ordinal_text(n) for n in [*range(1, 50), *range(76, 139)]]
+    kept_then = [ordinal_text(n) for n in [*range(1, 10), *range(16, 31)]]
     # The forgotten messages and the planning conversation are gone; the closing reply stays.
     assert texts[:len(kept_then)] == kept_then
     assert FORGET_REQUEST not in texts
@@ -64,9 +67,9 @@ def test_worked_example_forget_with_planning_then_rewind(tmp_path, fake):
 
     assert cli.ok("/rewind") == ["Rewound to last checkpoint."]
     after = cli.context()
-    expected = [ordinal_text(n) for n in [*range(1, 50), *range(76, 101)]]
+    expected = [ordinal_text(n) for n in [*range(1, 10), *range(16, 21)]]
     assert [m["content"] for m in after["messages"]] == expected
-    assert [m["id"] for m in after["messages"]] == ids[:49] + ids[75:100]
+    assert [m["id"] for m in after["messages"]] == ids[:9] + ids[15:20]
     assert [m["position"] for m in after["marks"]] == [len(expected)]
 
     # The provider receives exactly that context next, then the new message.
@@ -78,7 +81,7 @@ def test_worked_example_forget_with_planning_then_rewind(tmp_path, fake):
 
     # History is never deleted: every message is still in the log.
     logged = [e for e in cli.log() if e["kind"] in ("user", "assistant")]
-    assert len(logged) >= 200
+    assert len(logged) >= 40
 
 
 def test_worked_example_offline_with_forget_ids(tmp_path):
