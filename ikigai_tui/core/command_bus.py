@@ -55,13 +55,15 @@ class CommandBus:
                  services: Callable[[], CommandServices],
                  replayer: Callable[[str], Awaitable[Replayer]],
                  commit: Callable[[WriteBatch], Awaitable[Any]],
-                 dead_error: Callable[[str], CommandError]) -> None:
+                 dead_error: Callable[[str], CommandError],
+                 busy_elsewhere: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.registry = registry
         self.read_only = read_only
         self._services = services
         self._replayer = replayer
         self._commit = commit
         self._dead_error = dead_error
+        self._busy_elsewhere = busy_elsewhere
         self.deferred: dict[str, list[Deferred]] = {}
         self._serial = 0
 
@@ -143,6 +145,9 @@ class CommandBus:
             self.deferred.setdefault(agent.id, []).append(
                 Deferred(self._serial, text, c.batch, c.after_commit))
             return CommandResult([DEFERRED_PREFIX + " ".join(result.lines)])
+        if spec.deferred and self._busy_elsewhere is not None:
+            # Another process is in this agent's turn: it cannot hold this for its end.
+            await self._busy_elsewhere(agent.id)
         await self._commit(c.batch)
         await _run_effects(c.after_commit)
         return result

@@ -8,6 +8,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 
 from ikigai_tui.core.ports import Holder, StoreError
 
@@ -37,6 +38,17 @@ class LeaseKeeper:
             if self._renewer is None or self._renewer.done():
                 self._renewer = asyncio.get_running_loop().create_task(self._renew())
         return holder
+
+    async def elsewhere(self, agent_id: str) -> Holder | None:
+        """The other process running a turn of this agent now, if any (writes nothing)."""
+        from ikigai_tui.core.sqlite.leases import keeps
+
+        if agent_id in self.held:
+            return None
+        holder = await self.store.lease_holder(agent_id)
+        if holder is None or (holder.pid, holder.host) == (self.pid, self.host):
+            return None
+        return holder if keeps(holder, self.host, time.time()) else None
 
     async def release(self, agent_id: str) -> None:
         if agent_id in self.held:

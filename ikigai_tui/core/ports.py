@@ -161,6 +161,9 @@ class SmallState(Protocol):
 
     async def release_lease(self, agent_id: str, pid: int, host: str) -> None: ...
 
+    async def lease_holder(self, agent_id: str) -> Holder | None:
+        """Who holds the agent's lease, live or stale (reads only)."""
+
     async def renew_leases(self, agent_ids: Iterable[str], pid: int, host: str) -> None: ...
 
 

@@ -57,7 +57,8 @@ class Session:
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
         self.commands = CommandBus(REGISTRY, READ_ONLY, services=self._services,
                                    replayer=self.replayer, commit=self._commit_command,
-                                   dead_error=self._dead_error)
+                                   dead_error=self._dead_error,
+                                   busy_elsewhere=self._busy_elsewhere)
         store.add_commit_hook(self._on_commit, with_origin=True)
         self.leases = LeaseKeeper(store)  # one process at a time runs an agent's turn
         self.compactor = Compactor(self)  # /compact's summaries and auto-compaction
@@ -240,6 +241,12 @@ class Session:
     async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult:
         """Apply exactly what the reviewer accepted, or write only the command record."""
         return await self.commands.answer(pending, verdict)
+
+    async def _busy_elsewhere(self, agent_id: str) -> None:
+        """A context change refused while another process runs this agent's turn."""
+        if (holder := await self.leases.elsewhere(agent_id)) is not None:
+            raise CommandError(busy_message(self.tree.label(agent_id), holder)
+                               + "; try again when its turn ends")
 
     def _services(self) -> CommandServices:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
