@@ -19,6 +19,8 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
+from ikigai_tui.heap import freeze_imported
+
 T = TypeVar("T")
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -66,6 +68,7 @@ async def _preload(model: str) -> None:
                 pass
         except Exception:  # noqa: BLE001  (a warm-up: the real request reports what fails)
             pass
+    freeze_imported()  # litellm's ~300,000 objects: out of the collector's walks
     _ready.add(model)
 
 

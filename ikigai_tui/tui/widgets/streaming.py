@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.segment import Segment
 from textual.strip import Strip
 
+from ikigai_tui.heap import freeze_imported
 from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.render import FOLD_CHARS, MAX_ITEM_LINES, render_item
 from ikigai_tui.tui.transcript import Item
@@ -227,5 +228,7 @@ def preload_markdown() -> None:
     def imports() -> None:
         import rich.markdown  # noqa: F401
         import rich.syntax  # noqa: F401
+
+        freeze_imported()
 
     threading.Thread(target=imports, name="ikigai-preload-markdown", daemon=True).start()
