@@ -45,7 +45,10 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
     window = plan.window
     in_window = set(plan.window_ids)
     messages = []
-    for mid, kind, payload in r.messages():
+    full: dict[int, tuple] = {}
+    async for chunk in session.bodies.chunks(r, list(r.ctx)):  # the text, from the log
+        full.update(chunk)
+    for mid, (_seq, kind, payload) in full.items():
         item: dict[str, Any] = {"id": mid, "role": kind, "content": message_text(kind, payload),
                                 "in_window": mid in in_window or kind == "summary"}
         if kind == "tool_call":

@@ -18,6 +18,7 @@ from ikigai_tui.core.events import Event, WriteBatch
 from ikigai_tui.core.replay import Mark, Replayer
 
 if TYPE_CHECKING:
+    from ikigai_tui.core.bodies import Bodies
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.usage import UsageTotals
@@ -61,6 +62,7 @@ class CommandServices:
     page: Callable[..., Awaitable[list[Event]]] | None = None
     memory: Callable[[], Any] | None = None  # the session's MemoryService (core/memory)
     compactor: Any = None  # core.compaction.service.Compactor: /compact's summaries
+    bodies: Bodies | None = None  # message text read from the log (core/bodies.py)
 
 
 @dataclass

@@ -77,8 +77,9 @@ async def _filter(c: CommandContext, mode: str) -> FilterProposal | CommandResul
     if ask.ids is not None:
         ids = select_ids(ask.ids, c.replayer.ctx)
         tokens = (await c.services.measure(c.agent.id)).tokens
-        return FilterProposal.build(mode, ids, c.replayer, c.services.meter(c.agent), tokens,
-                                    dry_run=ask.dry_run, review=ask.preview)
+        return await FilterProposal.make(c.services.bodies, mode, ids, c.replayer,
+                                         c.services.meter(c.agent), tokens,
+                                         dry_run=ask.dry_run, review=ask.preview)
     return await propose_matches(c, mode, ask)
 
 

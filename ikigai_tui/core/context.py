@@ -101,14 +101,18 @@ class ContextService:
         meter = self.meter(agent)
         system = system_text(replayer)
         await fill(meter, replayer, session.store,
-                   ("system", system, tools_text(tools), "", "\n".join(replayer.pins)))
+                   ("system", system, tools_text(tools), "", "\n".join(replayer.pins)),
+                   session.bodies)
         window = meter.measure(replayer, tools, self.effective_budget(agent, limits), limits.input)
         ids = meter.window_ids()
+        full = None
+        if messages:  # the bodies of the messages sent, and only those
+            full = await session.bodies.entries(replayer, [*sorted(replayer.summaries), *ids])
         return Plan(
             agent_id=agent_id, model=model, system=system,
             pins=tuple(replayer.pins), summary_ids=sorted(replayer.summaries), window_ids=ids,
             tools=tools, window=window, raw_estimate=meter.raw_request(replayer, tools),
-            messages=build_messages(replayer, ids) if messages else None,
+            messages=build_messages(replayer, ids, full) if messages else None,
         )
 
     async def message_fits(self, agent_id: str, text: str) -> float:

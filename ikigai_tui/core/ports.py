@@ -69,6 +69,14 @@ class EventLog(Protocol):
 
     async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]: ...
 
+    async def agent_outline(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
+        """As agent_rows, but each message's payload is its outline (core/bodies.py:
+        all but `content` and `arguments`): what replay needs, not the text."""
+
+    async def payloads(self, ids: Sequence[int]) -> dict[int, dict]:
+        """The payloads of the events `ids` (batched by the caller; ids not in the log
+        are left out)."""
+
     async def events(self, agent_id: str | None = None, *, after: int = 0,
                      limit: int | None = None) -> list[Event]: ...
 

@@ -14,14 +14,15 @@ LLM's own verdict (`Verdict.accept(ids)`), through `Session.command(..., review=
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.events import message_text
 
 if TYPE_CHECKING:
+    from ikigai_tui.core.bodies import Bodies
     from ikigai_tui.core.command_context import CommandContext
     from ikigai_tui.core.replay import Replayer
     from ikigai_tui.core.window import ContextMeter
@@ -119,24 +120,43 @@ class FilterProposal(Proposal):
     planning: tuple[int, ...] = ()
     review: bool = False  # explicit ids shown for review first (--preview); others apply at once
 
+    @staticmethod
+    def listed(mode: str, ids: list[int], replayer: Replayer) -> list[int]:
+        """The messages a proposal lists: those asked for with their partners (forget),
+        or the whole context (remember)."""
+        if mode == "forget":
+            partners = replayer.with_partners(set(ids))
+            return [k for k in replayer.ctx if k in partners]
+        return list(replayer.ctx)
+
+    @classmethod
+    async def make(cls, bodies: Bodies | None, mode: str, ids: list[int], replayer: Replayer,
+                   meter: ContextMeter, tokens_before: int, **options: Any) -> FilterProposal:
+        """`build`, with the listed messages' text read from the log (`bodies`)."""
+        full = None
+        if bodies is not None:
+            full = await bodies.entries(replayer, cls.listed(mode, ids, replayer), cache=False)
+        return cls.build(mode, ids, replayer, meter, tokens_before, full=full, **options)
+
     @classmethod
     def build(cls, mode: str, ids: list[int], replayer: Replayer, meter: ContextMeter,
               tokens_before: int, *, dry_run: bool = False, criteria: str | None = None,
               matcher: str | None = None, reasons: dict[int, str | None] | None = None,
-              dropped: int = 0, review: bool = False) -> FilterProposal:
+              dropped: int = 0, review: bool = False,
+              full: Mapping[int, tuple] | None = None) -> FilterProposal:
         partners = replayer.with_partners(set(ids))
-        if mode == "forget":
-            keys = [k for k in replayer.ctx if k in partners]
-        else:
-            keys = list(replayer.ctx)
+        keys = cls.listed(mode, ids, replayer)
         chosen = set(ids) | partners
         counter = meter.counter
+        counted = meter.cache
         reasons = reasons or {}
         starts = _exchange_starts(replayer)
+        entries = replayer.ctx if full is None else full
         items = []
         for key in keys:
-            _seq, kind, payload = replayer.ctx[key]
-            tokens = counter.scale(counter.message(kind, payload))
+            _seq, kind, payload = entries[key]
+            raw = counted.get(key)
+            tokens = counter.scale(counter.message(kind, payload) if raw is None else raw)
             items.append(ProposalItem(key, kind, _first_line(kind, payload), tokens, key in chosen,
                                       reasons.get(key), starts.get(key)))
         return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run, criteria, matcher,
@@ -220,8 +240,10 @@ class FilterProposal(Proposal):
         tokens of the whole request, as measured when it was reviewed)."""
         r = c.replayer
         first = c.batch.events[0] if c.batch.events else None
-        counter = c.services.meter(c.agent).counter
-        gone = sum(counter.scale(counter.message(r.ctx[i][1], r.ctx[i][2])) for i in removes)
+        meter = c.services.meter(c.agent)
+        counter, counted = meter.counter, meter.cache  # counted when it was measured
+        gone = sum(counter.scale(counted[i] if i in counted else
+                                 counter.message(r.ctx[i][1], r.ctx[i][2])) for i in removes)
         record: dict = {
             "before": {"messages": len(r.ctx), "tokens": self.tokens_before},
             "after": {"messages": len(r.ctx) - len(removes),

@@ -1,5 +1,9 @@
 """The agents' replayed contexts: loaded from the log on first use (ancestors up to each
-fork, then the agent), then kept up to date with every committed event, in id order."""
+fork, then the agent), then kept up to date with every committed event, in id order.
+
+What is replayed are outlines (core/bodies.py): each message without its text, which
+stays in the log and is read on demand through `Bodies` (the session's `bodies`); so
+an agent's memory grows by its messages' count, not by their text."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from bisect import bisect_left
 from operator import itemgetter
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
+from ikigai_tui.core.bodies import Bodies, outline_row
 from ikigai_tui.core.events import Event
 from ikigai_tui.core.ports import EventLog
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
@@ -17,9 +22,10 @@ THREAD_ROWS = 20_000  # below this a replay takes a few ms: not worth a thread
 
 
 class Replays:
-    def __init__(self, store: EventLog, tree: AgentTree) -> None:
+    def __init__(self, store: EventLog, tree: AgentTree, bodies: Bodies | None = None) -> None:
         self.store = store
         self.tree = tree
+        self.bodies = bodies if bodies is not None else Bodies(store)
         self._loading: dict[str, list[Event]] = {}
         self._loaded: dict[str, asyncio.Future] = {}
         self._inherit: dict[str, Snapshot] = {}
@@ -41,7 +47,7 @@ class Replays:
             last = replayer.history[-1][0] if replayer.history else 0
             for event in self._loading[agent_id]:
                 if event.id > last:
-                    replayer.apply(event.row)
+                    replayer.apply(outline_row(event.row))
             agent.replayer = replayer
             agent.unread = len(replayer.unread)
             done.set_result(replayer)
@@ -71,7 +77,11 @@ class Replays:
         if agent.replayer is not None:
             history = agent.replayer.history
             if not history or history[-1][0] < event.id:  # not read with its log
-                agent.replayer.apply(event.row)
+                row = event.row
+                outlined = outline_row(row)
+                if outlined is not row:  # a message: its body is likely wanted soon
+                    self.bodies.put(event.id, event.payload)
+                agent.replayer.apply(outlined)
                 agent.unread = len(agent.replayer.unread)
         elif event.kind == "mail":
             agent.unread += 1
@@ -113,7 +123,7 @@ class Replays:
                 mark_event = fork_row[2].get("mark_event") if fork_row else None
                 base = self._bases[chain[i + 1].id] = replayer.snapshot(after_mark=mark_event)
             else:
-                rows = await self.store.agent_rows(agent.id)
+                rows = await self.store.agent_outline(agent.id)
                 return await _replay(rows, base)
         raise AssertionError("unreachable")
 
@@ -121,7 +131,7 @@ class Replays:
         """The agent's events with ids below `upto`: from its loaded history when it has
         one (no second read and decode of a long log), else from the log."""
         if agent.replayer is None:
-            return await self.store.agent_rows(agent.id, upto=upto)
+            return await self.store.agent_outline(agent.id, upto=upto)
         history = agent.replayer.history
         return history[:bisect_left(history, upto, key=itemgetter(0))]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -48,18 +48,22 @@ def message_texts(message: dict[str, Any]) -> tuple[str, ...]:
     return texts
 
 
-def build_messages(replayer: Replayer, window: Sequence[int] | None = None) -> list[dict[str, Any]]:
+def build_messages(replayer: Replayer, window: Sequence[int] | None = None,
+                   full: Mapping[int, tuple] | None = None) -> list[dict[str, Any]]:
     """OpenAI-format messages: the summaries, then the window (default: the whole
-    context), with tool calls and results only in complete pairs."""
+    context), with tool calls and results only in complete pairs. `full` holds the
+    entries sent with their whole payloads (Bodies.entries) when the replayer's are
+    outlines."""
     ctx = replayer.ctx
     result_of = replayer.result_of
     if window is None:
-        entries: Iterable[tuple[int, tuple]] = ctx.items()
+        entries: Iterable[tuple[int, tuple]] = (
+            ctx.items() if full is None else [(k, full.get(k, e)) for k, e in ctx.items()])
     else:
-        summaries = [(k, e) for k, e in ctx.items() if e[1] == "summary"] if replayer.summaries else []
-        entries = [*summaries, *((k, ctx[k]) for k in window)]
-        sent = {k for k, _ in entries}
-        ctx = {k: ctx[k] for k in sent}  # a partner outside the window counts as missing
+        summaries = [k for k, e in ctx.items() if e[1] == "summary"] if replayer.summaries else []
+        source = ctx if full is None else full
+        entries = [(k, source[k]) for k in (*summaries, *window) if k in source]
+        ctx = dict(entries)  # a partner outside the window counts as missing
     out: list[dict[str, Any]] = []
     # A user message whose turn failed (flagged by the replay) takes the next user
     # message in: a request never holds two user messages in a row because of a failure.

@@ -54,6 +54,7 @@ class Session:
         self.tree = AgentTree()
         self.listeners: list[Callable[[Notice], None]] = []
         self.replays = Replays(store, self.tree)
+        self.bodies = self.replays.bodies  # message text on demand (core/bodies.py)
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
         self.commands = CommandBus(REGISTRY, READ_ONLY, services=self._services,
                                    replayer=self.replayer, commit=self._commit_command,
@@ -114,6 +115,9 @@ class Session:
 
     async def commit(self, batch: WriteBatch) -> list[Event]:
         return await self.store.write(batch)
+
+    async def messages(self, agent_id: str) -> list[tuple[int, str, dict]]:
+        return await self.bodies.messages(await self.replayer(agent_id))  # with the text
 
     async def replayer(self, agent_id: str) -> Replayer:
         """The agent's replayed state, loaded from the log on first use."""
@@ -253,7 +257,7 @@ class Session:
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usage,
                                self.store.page, memory=lambda: memory_of(self),
-                               compactor=self.compactor)
+                               compactor=self.compactor, bodies=self.bodies)
 
     def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
         """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.ports import StoreError, TokenBlock
 
 if TYPE_CHECKING:
+    from ikigai_tui.core.bodies import Bodies
     from ikigai_tui.core.ports import TokenCounts
     from ikigai_tui.core.replay import Replayer
     from ikigai_tui.core.tokens import TokenCounter
@@ -67,14 +68,15 @@ async def _off_loop(fn, *args, many: bool):
 
 
 async def fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | None,
-               texts: Sequence[str] = ()) -> None:
+               texts: Sequence[str] = (), bodies: Bodies | None = None) -> None:
     """Give `meter` the count of every message its next measure needs, and of the
-    `texts` outside the log it measures (system prompt, tools, pins)."""
+    `texts` outside the log it measures (system prompt, tools, pins). Messages to count
+    are read from `bodies` when the replayer holds outlines."""
     if meter.filling is None:
         meter.filling = asyncio.Lock()
     async with meter.filling:  # one fill at a time: a second one finds what the first did
         await _fill_texts(meter.counter, store, texts)
-        await _fill(meter, replayer, store)
+        await _fill(meter, replayer, store, bodies)
         if meter.stale(replayer) and len(replayer.ctx) >= REBUILD_OFF_LOOP:
             await meter.rebuild_off_loop(replayer)
 
@@ -119,7 +121,8 @@ async def _fill_texts(counter: TokenCounter, store: TokenCounts | None,
             log.warning("token counts not kept: %s", exc)
 
 
-async def _fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | None) -> None:
+async def _fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | None,
+                bodies: Bodies | None) -> None:
     counter = meter.counter
     missing = meter.missing(replayer)
     if not missing:
@@ -140,12 +143,21 @@ async def _fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | No
     await _load(counter)
     ctx = replayer.ctx
     keys = [k for k in missing if k in ctx]  # the context may have changed meanwhile
-    entries = [(ctx[k][1], ctx[k][2]) for k in keys]
-    sizes = await _off_loop(counter.messages, entries, many=len(entries) >= INLINE)
-    meter.cache.update(zip(keys, sizes))
-    meter.unsaved.extend(zip(keys, sizes))
+    if bodies is None:
+        await _count(meter, [(k, ctx[k]) for k in keys])
+    else:  # read and counted a batch at a time: the texts never all live at once
+        async for full in bodies.chunks(replayer, keys):
+            await _count(meter, list(full.items()))
     if len(meter.unsaved) >= KEEP_AT and store is not None:
         await keep(meter, store)
+
+
+async def _count(meter: ContextMeter, entries: list[tuple[int, tuple]]) -> None:
+    pairs = [(e[1], e[2]) for _k, e in entries]
+    sizes = await _off_loop(meter.counter.messages, pairs, many=len(pairs) >= INLINE)
+    counted = [(k, size) for (k, _e), size in zip(entries, sizes)]
+    meter.cache.update(counted)
+    meter.unsaved.extend(counted)
 
 
 async def keep(meter: ContextMeter, store: TokenCounts) -> None:

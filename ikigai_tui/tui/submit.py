@@ -163,7 +163,8 @@ def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
     agent_id = pending.context.agent.id
 
     async def load_text(message_id: int) -> str:
-        entry = (await session.replayer(agent_id)).ctx.get(message_id)
+        replayer = await session.replayer(agent_id)
+        entry = (await session.bodies.entries(replayer, [message_id])).get(message_id)
         return "" if entry is None else message_text(entry[1], entry[2])
 
     screen = PreviewScreen(proposal.title, items, proposal.tokens_before,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import sqlite3
@@ -97,7 +98,7 @@ def finish_with_input(proc: subprocess.Popen, text: str) -> tuple[str, str]:
 async def wait_until(predicate, timeout: float = 10.0) -> bool:
     """Waits (the event loop keeps running: the session's poller with it) until true."""
     deadline = time.monotonic() + timeout
-    while not predicate():
+    while not (await result if inspect.isawaitable(result := predicate()) else result):
         if time.monotonic() > deadline:
             return False
         await asyncio.sleep(0.01)
@@ -112,8 +113,17 @@ async def open_live(db: Path):
     return store, await Session.open(store, Providers(), SessionSettings())
 
 
-def texts_of(replayer) -> list[str]:
-    return [row[2].get("content") for row in replayer.history if row[1] in ("user", "assistant")]
+def texts_of(replayer, bodies: dict[int, dict]) -> list[str]:
+    """The texts of the replayer's user and assistant events, from `bodies` (the
+    replayer holds outlines: see texts_in)."""
+    return [bodies[row[0]].get("content") for row in replayer.history
+            if row[1] in ("user", "assistant")]
+
+
+async def texts_in(session, replayer) -> list[str]:
+    """texts_of, with the bodies read from the log through the session."""
+    ids = [row[0] for row in replayer.history if row[1] in ("user", "assistant")]
+    return texts_of(replayer, await session.bodies.get(ids))
 
 
 def lease_rows(db: Path) -> list[tuple]:

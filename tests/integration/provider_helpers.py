@@ -70,7 +70,7 @@ class Harness:
         return [e for e in found if kind is None or e.kind == kind]
 
     async def context(self, agent_id: str | None = None) -> list[tuple[int, str, dict]]:
-        return (await self.session.replayer(agent_id or self.root)).messages()
+        return await self.session.messages(agent_id or self.root)  # with the text
 
     async def say(self, text: str, agent_id: str | None = None) -> bool:
         task = await self.session.say(agent_id or self.root, text)

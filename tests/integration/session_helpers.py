@@ -12,8 +12,7 @@ async def talk(session, agent_id: str, text: str) -> None:
 
 
 async def msgs(session, agent_id: str) -> list[tuple[int, str, str]]:
-    r = await session.replayer(agent_id)
-    return [(i, kind, payload.get("content")) for i, kind, payload in r.messages()]
+    return [(i, kind, payload.get("content")) for i, kind, payload in await session.messages(agent_id)]
 
 
 async def fork(session, agent_id: str, args: str = "", source: str = "human") -> str:

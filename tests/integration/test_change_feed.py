@@ -11,7 +11,7 @@ from ikigai_tui.core.notices import StreamDelta
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
-from tests.integration.processes import APPENDER, lease_rows, open_live, texts_of, wait_until
+from tests.integration.processes import APPENDER, lease_rows, open_live, texts_in, wait_until
 
 
 def test_another_process_appending_to_an_open_agent_reaches_the_open_session(tmp_path):
@@ -37,8 +37,11 @@ def test_another_process_appending_to_an_open_agent_reaches_the_open_session(tmp
             assert proc.returncode == 0, err.decode()[-2000:]
             expected = [t for j in range(3) for t in (f"X writer 0 question {j}",
                                                       f"X writer 0 answer {j}")]
-            assert await wait_until(lambda: expected[-1] in texts_of(replayer)), texts_of(replayer)
-            contents = texts_of(replayer)
+            async def arrived() -> bool:
+                return expected[-1] in await texts_in(session, replayer)
+
+            assert await wait_until(arrived), await texts_in(session, replayer)
+            contents = await texts_in(session, replayer)
             assert [c for c in contents if c.startswith("X ")] == expected
             ids = [row[0] for row in replayer.history]
             assert ids == sorted(set(ids)), "applied out of order or twice"
@@ -48,7 +51,7 @@ def test_another_process_appending_to_an_open_agent_reaches_the_open_session(tmp
             assert window.tokens > 0
             task = await session.say(root.id, "mine after")
             await task
-            assert texts_of(replayer)[-2] == "mine after"
+            assert (await texts_in(session, replayer))[-2] == "mine after"
         finally:
             await session.close()
             await store.close()

@@ -81,7 +81,7 @@ async def test_llm_clear_is_deferred_to_the_end_of_the_turn(session):
     assert session.tree[root].in_turn is False
     # The next turn starts from nothing.
     await talk(session, root, "again")
-    reply = (await session.replayer(root)).messages()[-1]
+    reply = (await session.messages(root))[-1]
     assert "I can see 1 message" in reply[2]["content"]
 
 

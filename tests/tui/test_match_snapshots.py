@@ -39,10 +39,8 @@ async def _conversation(session) -> None:
 
 async def _matches(app) -> list[PreviewItem]:
     """The messages of the exchanges that match "database schema", with reasons."""
-    ctx = (await app.session.replayer(app.focused_agent)).ctx
     exchanges: list[list[tuple[int, str, str]]] = []
-    for key in ctx:
-        _seq, kind, payload = ctx[key]
+    for key, kind, payload in await app.session.messages(app.focused_agent):  # with the text
         if kind == "user" or not exchanges:
             exchanges.append([])
         exchanges[-1].append((key, kind, message_text(kind, payload)))
@@ -58,7 +56,8 @@ async def _matches(app) -> list[PreviewItem]:
 
 
 async def _load_text(app, message_id: int) -> str:
-    _seq, kind, payload = (await app.session.replayer(app.focused_agent)).ctx[message_id]
+    r = await app.session.replayer(app.focused_agent)
+    _seq, kind, payload = (await app.session.bodies.entries(r, [message_id]))[message_id]
     return message_text(kind, payload)
 
 

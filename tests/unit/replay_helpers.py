@@ -89,7 +89,7 @@ def ids_of(r: Replayer) -> list[int]:
 
 
 async def context_messages(session: Session, agent_id: str) -> list[tuple[int, str, dict]]:
-    return (await session.replayer(agent_id)).messages()
+    return await session.messages(agent_id)  # with the text (the replayer holds outlines)
 
 
 async def context_ids(session: Session, agent_id: str) -> list[int]:
@@ -109,7 +109,7 @@ async def reopened_messages(db_path, agent_ids) -> tuple[dict[str, list], dict[s
     store = await Store.open(db_path)
     try:
         fresh = await Session.open(store, Providers(), SessionSettings())
-        out = {a: (await fresh.replayer(a)).messages() for a in agent_ids}
+        out = {a: await fresh.messages(a) for a in agent_ids}
         marks = {a: (await fresh.replayer(a)).valid_marks() for a in agent_ids}
         await fresh.close()
     finally:

@@ -115,8 +115,8 @@ async def test_fork_prompt_is_raw_free_text(session, args, prompt):
     root = session.tree.root.id
     await session.command(root, "/mark M")
     res = await session.command(root, f"/fork {args}")
-    r = await session.replayer(res.data)
-    assert [p["content"] for _, kind, p in r.messages() if kind == "user"] == [prompt]
+    messages = await session.messages(res.data)
+    assert [p["content"] for _, kind, p in messages if kind == "user"] == [prompt]
     await session.wait_idle()
 
 

@@ -29,7 +29,10 @@ async def test_plan_holds_what_the_turn_sends(sessions, monkeypatch):
     monkeypatch.setattr(type(offline), "stream", spy)
     plan = await session.plan(root, messages=True)
     assert plan.window.pruned_turns > 0 and plan.tokens <= plan.budget
-    assert plan.messages == build_messages(await session.replayer(root), plan.window_ids)
+    r = await session.replayer(root)  # outlines: the window's text read from the log
+    full = await session.bodies.entries(r, plan.window_ids)
+    assert plan.messages == build_messages(r, plan.window_ids, full)
+    assert all(m["content"] for m in plan.messages)
     assert plan.state == plan.window.state and plan.limit == plan.window.limit
     # Without messages asked for, the plan is the same but carries none (the gauge's).
     light = await session.plan(root)

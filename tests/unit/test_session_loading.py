@@ -34,40 +34,41 @@ async def build(session: Session) -> tuple[str, str, str]:
     return root, kid, grandkid
 
 
-def contents(replayer) -> list[str]:
-    return [p["content"] for _i, _k, p in replayer.messages()]
+async def contents(session, agent_id: str) -> list[str]:
+    """The agent's context texts (read back from the log: the replayer holds outlines)."""
+    return [p["content"] for _i, _k, p in await session.messages(agent_id)]
 
 
 async def test_ancestors_loaded_first_or_not_and_threaded_or_not_give_the_same_context(
         session, sessions, monkeypatch):
     root, kid, grandkid = await build(session)
-    expected = {a: contents(await session.replayer(a)) for a in (kid, grandkid)}
+    expected = {a: (await contents(session, a)) for a in (kid, grandkid)}
     assert "root question 0" in expected[grandkid] and "root question 1" not in expected[kid]
     assert "root after question 0" not in expected[kid]  # written after the fork
 
     # Ancestors loaded first: the children reuse their histories, no second read.
     first = await sessions()
     reads: list[str] = []
-    agent_rows = first.store.agent_rows
+    agent_outline = first.store.agent_outline
 
     async def spy(agent_id, upto=None):
         reads.append(agent_id)
-        return await agent_rows(agent_id, upto)
+        return await agent_outline(agent_id, upto)
 
-    monkeypatch.setattr(first.store, "agent_rows", spy)
+    monkeypatch.setattr(first.store, "agent_outline", spy)
     await first.replayer(root)
     await first.replayer(kid)
     await first.replayer(grandkid)
     assert reads == [root, kid, grandkid]  # each log read once
-    assert {a: contents(await first.replayer(a)) for a in (kid, grandkid)} == expected
+    assert {a: (await contents(first, a)) for a in (kid, grandkid)} == expected
 
     # Nothing loaded before: the lineage is read from the log.
     cold = await sessions()
-    assert contents(await cold.replayer(grandkid)) == expected[grandkid]
-    assert contents(await cold.replayer(kid)) == expected[kid]
+    assert (await contents(cold, grandkid)) == expected[grandkid]
+    assert (await contents(cold, kid)) == expected[kid]
 
     # Every replay in a worker thread.
     monkeypatch.setattr(replays_module, "THREAD_ROWS", 1)
     threaded = await sessions()
-    assert contents(await threaded.replayer(grandkid)) == expected[grandkid]
-    assert contents(await threaded.replayer(root)) == contents(await session.replayer(root))
+    assert (await contents(threaded, grandkid)) == expected[grandkid]
+    assert (await contents(threaded, root)) == (await contents(session, root))

@@ -96,8 +96,7 @@ async def test_another_encoding_is_counted_once_and_kept_apart(db_path):
     assert await store.token_blocks("o200k_base", 1, 10**9)
     assert await store.token_blocks("bytes/4", 1, 10**9)
     fresh = TokenCounter("openai/gpt-4o")
-    replayer = await session.replayer(root)
-    raw = sum(fresh.message(e[1], e[2]) for e in replayer.ctx.values())
+    raw = sum(fresh.message(kind, payload) for _i, kind, payload in await session.messages(root))
     assert gpt.window == fresh.scale(raw) or gpt.pruned_turns
     await _close(session, store)
 

@@ -66,6 +66,7 @@ async def test_context_command_reports_the_window(sessions):
     shown = parse_context(result.lines)
 
     r = await session.replayer(root)
+    full = await session.bodies.entries(r, list(r.ctx))  # with the text (r holds outlines)
     meter = session.meter(session.tree[root])
     window = meter.window_ids()
     outside = [k for k in r.ctx if k not in set(window)]
@@ -98,7 +99,7 @@ async def test_context_command_reports_the_window(sessions):
     assert shown["start"] == f"message {window[0]}" and r.ctx[window[0]][1] == "user"
     # The figures are the counter's own, scaled by the learned factor.
     counter = meter.counter
-    window_raw = sum(counter.message(r.ctx[k][1], r.ctx[k][2]) for k in window)
+    window_raw = sum(counter.message(full[k][1], full[k][2]) for k in window)
     assert w.window == counter.scale(window_raw)
     assert w.tokens <= 1_500
     assert abs(w.system + w.tools + w.summaries + w.window - w.tokens) <= 3
@@ -118,7 +119,7 @@ async def test_context_command_reports_the_window(sessions):
     assert exact.data.exact and _num(shown["limit"]) == exact.data.limit
     gpt = TokenCounter("openai/gpt-4o")
     window = session.meter(session.tree[root]).window_ids()
-    assert exact.data.window == sum(gpt.message(r.ctx[k][1], r.ctx[k][2]) for k in window)
+    assert exact.data.window == sum(gpt.message(full[k][1], full[k][2]) for k in window)
 
 
 async def test_context_command_with_the_window_off(sessions):

@@ -76,7 +76,9 @@ class Compactor:
         if model != OFFLINE:
             model = self.session.check_model(model)  # a bad name: one line, nothing written
         same = model == counter.model
-        entries = [(k, r.ctx[k]) for k in keys]
+        bodies = c.services.bodies  # the text, read from the log (the replay holds outlines)
+        full = r.ctx if bodies is None else await bodies.entries(r, keys, cache=False)
+        entries = [(k, full[k]) for k in keys if k in full]
         sizes = [meter.cache.get(k) or counter.message(e[1], e[2]) for k, e in entries]
         candidates = [Candidate(k, e[1], message_text(e[1], e[2]), size if same else None)
                       for (k, e), size in zip(entries, sizes)]

@@ -71,12 +71,19 @@ def read_filter_args(args: ArgReader, verb: str) -> FilterArgs:
     return FilterArgs(ids, criteria, dry_run, local, model, preview)
 
 
-def candidates_of(c: CommandContext, counted: dict[int, float] | None = None) -> list[Candidate]:
+async def candidates_of(c: CommandContext, counted: dict[int, float] | None = None) -> list[Candidate]:
     """The agent's whole context, in order, as the matcher sees it (with the token
-    counts already `counted` for the matching model, so they are not counted again)."""
+    counts already `counted` for the matching model, so they are not counted again);
+    the text read from the log a batch at a time."""
     counted = counted or {}
+    r = c.replayer
+    bodies = c.services.bodies
+    if bodies is None:
+        chunks = [dict(r.ctx.items())]
+    else:
+        chunks = [full async for full in bodies.chunks(r, list(r.ctx))]
     return [Candidate(key, entry[1], message_text(entry[1], entry[2]), counted.get(key))
-            for key, entry in c.replayer.ctx.items()]
+            for full in chunks for key, entry in full.items()]
 
 
 async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> FilterProposal | CommandResult:
@@ -84,7 +91,7 @@ async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> Filt
     assert ask.criteria is not None
     matcher = c.services.matcher(c.agent, ask.local, ask.model)
     same_model = getattr(matcher, "model", None) == c.services.model_of(c.agent)
-    candidates = candidates_of(c, c.services.meter(c.agent).cache if same_model else None)
+    candidates = await candidates_of(c, c.services.meter(c.agent).cache if same_model else None)
     if not candidates:
         raise CommandError("the context is empty: there is nothing to match")
     agent_id = c.agent.id
@@ -106,7 +113,8 @@ async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> Filt
         return CommandResult([f"Nothing matches \"{ask.criteria}\" (matched by {report.matcher}); "
                               "nothing was changed."])
     tokens = (await c.services.measure(agent_id)).tokens
-    return FilterProposal.build(mode, ids, c.replayer, c.services.meter(c.agent), tokens,
-                                dry_run=ask.dry_run, criteria=ask.criteria, matcher=report.matcher,
+    return await FilterProposal.make(c.services.bodies, mode, ids, c.replayer,
+                                     c.services.meter(c.agent), tokens,
+                                     dry_run=ask.dry_run, criteria=ask.criteria, matcher=report.matcher,
                                 reasons={m.id: m.reason for m in report.matches},
                                 dropped=report.dropped)

@@ -1,17 +1,32 @@
-"""Reading an agent's events for its replay (mixed into the SQLite store)."""
+"""Reading an agent's events for its replay, and message bodies by id (mixed into the
+SQLite store)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 
-from ikigai_tui.core.events import EventRow
+from ikigai_tui.core.bodies import NO_BODY
+from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
 
 ROW_BATCH = 5000
+PAYLOAD_BATCH = 900  # ids in one SELECT (under SQLite's 999 parameters of old)
+
+
+_MESSAGES = ", ".join(f"'{k}'" for k in sorted(CONTEXT_MESSAGE_KINDS))
+# A message's outline, made by SQLite (json_remove in C): no text reaches Python.
+_OUTLINE = (f"CASE WHEN kind IN ({_MESSAGES}) THEN json_remove(payload, '$.content', "
+            "'$.arguments') ELSE payload END")
 
 
 def _decode(rows: list) -> list[EventRow]:
     return [(i, k, json.loads(p)) for i, k, p in rows]
+
+
+def _decode_outline(rows: list) -> list[EventRow]:
+    loads, messages, empty = json.loads, CONTEXT_MESSAGE_KINDS, NO_BODY
+    return [(i, k, empty if p == "{}" and k in messages else loads(p)) for i, k, p in rows]
 
 
 class AgentRows:
@@ -19,7 +34,15 @@ class AgentRows:
 
     async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
         """One agent's events in log order, decoded; only ids below `upto` when given."""
-        sql = "SELECT id, kind, payload FROM events WHERE agent_id = ?"
+        return await self._agent_rows("payload", _decode, agent_id, upto)
+
+    async def agent_outline(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
+        """As agent_rows, each message's payload its outline (no text)."""
+        return await self._agent_rows(_OUTLINE, _decode_outline, agent_id, upto)
+
+    async def _agent_rows(self, column: str, decode, agent_id: str,
+                          upto: int | None) -> list[EventRow]:
+        sql = f"SELECT id, kind, {column} FROM events WHERE agent_id = ?"
         params: tuple = (agent_id,)
         if upto is not None:
             sql += " AND id < ?"
@@ -32,5 +55,22 @@ class AgentRows:
             async with self._db.execute(sql + " ORDER BY id", params) as cursor:  # type: ignore[attr-defined]
                 while rows := await cursor.fetchmany(ROW_BATCH):
                     many = len(rows) >= ROW_BATCH
-                    out.extend(await asyncio.to_thread(_decode, rows) if many else _decode(rows))
+                    out.extend(await asyncio.to_thread(decode, rows) if many else decode(rows))
         return out
+
+    async def payloads(self, ids: Sequence[int]) -> dict[int, dict]:
+        out: dict[int, dict] = {}
+        for start in range(0, len(ids), PAYLOAD_BATCH):
+            part = list(ids[start:start + PAYLOAD_BATCH])
+            marks = ",".join("?" * len(part))
+            rows = await self._fetch(  # type: ignore[attr-defined]
+                f"SELECT id, payload FROM events WHERE id IN ({marks})", part)
+            if len(rows) >= 200:
+                out.update(await asyncio.to_thread(_decode_payloads, rows))
+            else:
+                out.update(_decode_payloads(rows))
+        return out
+
+
+def _decode_payloads(rows: list) -> dict[int, dict]:
+    return {i: json.loads(p) for i, p in rows}

@@ -117,18 +117,25 @@ class FilterContextTool:
         agent = session.tree[context.agent_id]
         replayer = await session.replayer(agent.id)
         planning = set(planning_ids(replayer, context.call_event))
-        candidates = [Candidate(k, e[1], message_text(e[1], e[2]))
-                      for k, e in replayer.ctx.items() if k not in planning]
+        keys = [k for k in replayer.ctx if k not in planning]
+        full: dict[int, tuple] = {}
+        async for chunk in session.bodies.chunks(replayer, keys):  # the text, from the log
+            full.update(chunk)
+        candidates = [Candidate(k, e[1], message_text(e[1], e[2])) for k, e in full.items()]
         if not candidates:
             return ToolResult(json.dumps({"matching_messages": [], "message_count": 0,
                                           "token_estimate": 0, "note": "the context is empty"}))
         matcher = session.matcher(agent)
         report = await matcher.match(criteria.strip(), mode, candidates)
-        counter = session.meter(agent).counter
+        meter = session.meter(agent)
+        counter, counted = meter.counter, meter.cache
         listed, tokens = [], 0
         for match in report.matches:
-            kind, payload = replayer.ctx[match.id][1], replayer.ctx[match.id][2]
-            tokens += counter.scale(counter.message(kind, payload))
+            if match.id not in full:
+                continue
+            kind, payload = full[match.id][1], full[match.id][2]
+            raw = counted.get(match.id)
+            tokens += counter.scale(counter.message(kind, payload) if raw is None else raw)
             if len(listed) < MAX_LISTED:
                 text = " ".join(message_text(kind, payload).split())
                 listed.append({"id": match.id, "role": kind, "preview": text[:PREVIEW_CHARS],
@@ -153,8 +160,8 @@ class FilterContextTool:
             return ToolResult(f"Error: not in your context: {shown}; nothing was changed", True)
         planning = tuple(i for i in planning_ids(replayer, context.call_event))
         tokens = (await session.measure(agent.id)).tokens
-        proposal = FilterProposal.build(mode, sorted(set(ids)), replayer, session.meter(agent),
-                                        tokens)
+        proposal = await FilterProposal.make(session.bodies, mode, sorted(set(ids)), replayer,
+                                             session.meter(agent), tokens)
         proposal = replace(proposal, planning=planning)
         before = len(replayer.ctx)
         listed = id_ranges(sorted(set(ids)))
