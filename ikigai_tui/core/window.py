@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 import asyncio
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,8 +63,9 @@ class ContextMeter:
         self.unsaved: list[tuple[int, float]] = []  # counted here, not kept in the store yet
         self.filling: Any = None  # the lock of token_counts.fill, made there
         self.ids: list[int] = []  # the context's messages in order (summaries apart)
-        self.sizes: list[float] = []
-        self.prefix: list[float] = [0.0]  # prefix[i]: raw tokens of ids[:i]
+        # Raw counts as float64 arrays, not lists of floats: 16 bytes a message, not 64.
+        self.sizes = array("d")
+        self.prefix = array("d", (0.0,))  # prefix[i]: raw tokens of ids[:i]
         self.turn_starts: list[int] = []  # indexes into ids where a user message starts a turn
         self.total = 0.0  # raw tokens of all messages in `ids`
         self.summaries = 0.0
@@ -110,7 +112,7 @@ class ContextMeter:
 
     def _tally(self, items: Iterable[tuple[int, tuple]]) -> tuple:
         ids: list[int] = []
-        sizes: list[float] = []
+        sizes = array("d")
         starts: list[int] = []
         summaries = 0.0
         cache, size_of = self.cache, self._size
@@ -126,7 +128,9 @@ class ContextMeter:
                 starts.append(len(ids))
             ids.append(key)
             sizes.append(size)
-        return ids, sizes, starts, [0.0, *accumulate(sizes)], summaries
+        prefix = array("d", (0.0,))
+        prefix.extend(accumulate(sizes))
+        return ids, sizes, starts, prefix, summaries
 
     def _install(self, tally: tuple, changes: int) -> None:
         self.ids, self.sizes, self.turn_starts, self.prefix, self.summaries = tally
