@@ -125,7 +125,12 @@ def artifacts(texts: Sequence[str]) -> list[str]:
 
 def complete_trail(summary: str, sources: Sequence[str]) -> str:
     """The summary with every artifact the sources name and it does not, added verbatim."""
-    missing = [a for a in artifacts(sources) if a not in summary]
+    return add_missing(summary, artifacts(sources))
+
+
+def add_missing(summary: str, named: Sequence[str]) -> str:
+    """The summary with each of the `named` artifacts it lacks added under its trail."""
+    missing = [a for a in named if a not in summary]
     if not missing:
         return summary
     listed = "\n".join(f"- {a}" for a in missing)

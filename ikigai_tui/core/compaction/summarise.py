@@ -94,19 +94,28 @@ class Summariser:
             return reply
 
         total = len(chunks)
+        # The artifacts the messages name, found in a thread while the requests are out.
+        named = asyncio.ensure_future(
+            asyncio.to_thread(prompt.artifacts, [c.text for c in candidates]))
+        try:
+            texts = await self._rounds(chunks, ask)
+        except BaseException:
+            named.cancel()
+            raise
+        return Summary(prompt.add_missing(texts[0], await named), self.model, total, done,
+                       _sum(usages))
+
+    async def _rounds(self, chunks, ask) -> list[str]:
+        """The pieces' summaries, then merges until one is left."""
+        total = len(chunks)
         texts = await _gather([
             ask(prompt.render_piece(chunk, n, total, cut),
                 f" (part {n} of {total})" if total > 1 else "")
             for n, (chunk, cut) in enumerate(chunks, 1)])
-        requests = total
         while len(texts) > 1:
             groups = self._groups(texts)
-            expected += len(groups) - (1 if requests == total else 0)
             texts = await _gather([ask(prompt.render_merge(g), " (merging the parts)") for g in groups])
-            requests += len(groups)
-        source = [c.text for c in candidates]
-        return Summary(prompt.complete_trail(texts[0], source), self.model, total, requests,
-                       _sum(usages))
+        return texts
 
     def _groups(self, texts: list[str]) -> list[list[str]]:
         """Consecutive summaries packed into merge requests that fit; always at least two
