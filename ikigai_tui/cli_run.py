@@ -61,10 +61,14 @@ class Printer:
             self.err.line(f"Matching: {notice.done}/{notice.total} parts reviewed "
                           f"({notice.matcher})")
         elif isinstance(notice, CompactionNotice):
-            # Auto-compaction's warnings, failures and results: beside the replies, not in them.
+            # Auto-compaction's warnings and results are output (stdout), its failures
+            # errors (stderr), as for commands.
             self._end_line()
             where = "" if notice.agent_id == self.focus else f"[{tree.label(notice.agent_id)}] "
-            self.err.line(f"{'Error: ' if notice.kind == 'error' else ''}{where}{notice.text}")
+            if notice.kind == "error":
+                self.err.line(f"Error: {where}{notice.text}")
+            else:
+                self.out.line(f"{where}{notice.text}")
         elif isinstance(notice, CompactingNotice) and notice.total > 1 and notice.done:
             self.err.line(f"Compacting: {notice.done}/{notice.total} requests done ({notice.model})")
         elif isinstance(notice, RetryNotice):
