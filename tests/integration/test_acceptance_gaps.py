@@ -102,11 +102,6 @@ def test_window_prunes_for_an_estimated_model_whatever_usage_it_reports(tmp_path
     assert ctx["pruned_turns"] >= 1 and not ctx["messages"][0]["in_window"]
 
 
-@pytest.mark.xfail(strict=True, reason="SPEC §9: auto-compaction is off by default, yet its "
-                   "80% warning fires whenever the whole context (pruned turns included) passes "
-                   "80% of the window budget, i.e. whenever the sliding window works: a "
-                   "successful `run` then writes 'Context at 90% ...' to stderr "
-                   "(core/compaction/auto.py)")
 def test_a_run_whose_window_prunes_writes_nothing_to_stderr_with_auto_compaction_off(tmp_path):
     cli = Cli(tmp_path / "w.db")
     done = cli.run(*[f"message {i} " + "word " * 40 for i in range(8)],
