@@ -179,12 +179,23 @@ class TokenCounter:
         return math.ceil(raw * self.factor - 1e-9)
 
 
+FACTOR_BOUNDS = (1 / 3, 3.0)  # of one observed (reported / estimated) ratio
+
+
 def learn_factor(factor: float, samples: int, reported: int, raw_estimate: float) -> tuple[float, int]:
     """One more observation of (reported input tokens / raw estimate): a running mean
-    at first, then an exponential average so the factor follows a model's drift."""
+    at first, then an exponential average so the factor follows a model's drift. An
+    observation outside FACTOR_BOUNDS is not one of the tokenizer: bytes/4 is never off
+    by 3x for real text, but a report can leave out cached input (Anthropic's
+    input_tokens does) or come from a proxy that reports nothing real; learnt, 10 tokens
+    reported for an 800-token request would scale every count by 1/80 and keep the
+    window from ever pruning. Such observations are ignored."""
     if raw_estimate <= 0 or reported <= 0:
         return factor, samples
     ratio = reported / raw_estimate
+    low, high = FACTOR_BOUNDS
+    if not low <= ratio <= high:
+        return factor, samples
     samples += 1
     weight = max(1 / samples, 0.25)
     return factor + (ratio - factor) * weight, samples

@@ -82,10 +82,6 @@ def test_sigint_during_a_scripted_run_exits_130(tmp_path):
     assert [e["payload"].get("interrupted") for e in log if e["kind"] == "assistant"] == [True]
 
 
-@pytest.mark.xfail(strict=True, reason="SPEC §7: the per-model correction factor is learned "
-                   "unbounded (core/tokens.py learn_factor): a provider reporting 10 input "
-                   "tokens for a ~800-token request (the fake's default usage) scales every "
-                   "count by 1/80, so the window never prunes")
 def test_window_prunes_for_an_estimated_model_whatever_usage_it_reports(tmp_path):
     from tests.fakes.server import FakeProvider, Reply
 

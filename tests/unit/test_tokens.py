@@ -17,7 +17,8 @@ from ikigai_tui.core import tokens
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.request import DEFAULT_SYSTEM_PROMPT
 from ikigai_tui.core.tokens import (
-    MESSAGE_OVERHEAD, REPLY_PRIMING, TokenCounter, encoding_name, learn_factor, message_segments,
+    FACTOR_BOUNDS, MESSAGE_OVERHEAD, REPLY_PRIMING, TokenCounter, encoding_name, learn_factor,
+    message_segments,
     tokenizer_dir, tools_text,
 )
 from ikigai_tui.core.tools import tool_schemas
@@ -341,3 +342,16 @@ def test_exact_models_learn_no_factor():
     assert "openai/gpt-4o" not in session.factors
     assert session.learn("anthropic/claude-sonnet-4-5", 2000, 1000.0) == (pytest.approx(2.0), 1)
     assert session.factors["anthropic/claude-sonnet-4-5"][0] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("reported", [10, 2_900, 310, 1, 100_000])
+def test_learn_factor_ignores_implausible_reports(reported):
+    """Bytes/4 is never 3x off for real text: a report outside a third to three times the
+    estimate (cached input left out, a proxy's dummy usage) teaches nothing."""
+    raw = 1000.0
+    low, high = FACTOR_BOUNDS
+    factor, samples = learn_factor(1.2, 3, reported, raw)
+    if low <= reported / raw <= high:
+        assert samples == 4 and factor != 1.2
+    else:
+        assert (factor, samples) == (1.2, 3)
