@@ -280,14 +280,17 @@ async def _run_inputs(session: Session, printer: Printer | JsonPrinter, script: 
     agent_id = printer.focus
     failed = False
     stopped_by: list[int] = []
+    interrupted: list[bool] = []
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
 
     def on_interrupt() -> None:
         # Ctrl-C stops the focused agent's reply (kept, flagged interrupted); when
-        # nothing is streaming it leaves.
+        # nothing is streaming it leaves. A script stops after that reply (a person at
+        # standard input goes on typing); either way the run ends with status 130.
         task = session.tree[agent_id].task
         if task is not None and not task.done():
+            interrupted.append(True)
             task.cancel()
         elif main is not None:
             main.cancel()
@@ -331,6 +334,8 @@ async def _run_inputs(session: Session, printer: Printer | JsonPrinter, script: 
             except (CommandError, ProviderError, StoreError) as exc:
                 printer.error(str(exc))
                 failed = True
+            if interrupted and script is not None:
+                break
         await session.wait_idle()
     except asyncio.CancelledError:
         return STOP_SIGNALS.get(stopped_by[0], 130) if stopped_by else 130
@@ -340,4 +345,4 @@ async def _run_inputs(session: Session, printer: Printer | JsonPrinter, script: 
                 loop.remove_signal_handler(signum)
             except (NotImplementedError, RuntimeError):
                 pass
-    return 1 if failed else 0
+    return 130 if interrupted else 1 if failed else 0

@@ -55,9 +55,6 @@ def test_offline_forget_by_criteria_keeps_other_topics(tmp_path):
     assert left == ["hello", "tell me about the weather in paris"]
 
 
-@pytest.mark.xfail(strict=True, reason="SPEC §11: `run --script` interrupted by SIGINT should "
-                   "exit 130; Ctrl-C only stops the streaming reply and the script goes on "
-                   "(exit 1): cli_run.py")
 def test_sigint_during_a_scripted_run_exits_130(tmp_path):
     db = tmp_path / "i.db"
     script = tmp_path / "s.txt"

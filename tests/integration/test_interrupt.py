@@ -28,6 +28,7 @@ def test_ctrl_c_keeps_the_partial_reply_flagged_interrupted(tmp_path):
     time.sleep(0.5)
     proc.stdin.write("/marks\n")
     out, err = proc.communicate(timeout=30)  # closes stdin: the run ends after /marks
+    assert proc.returncode == 130  # interrupted (SPEC §11), though it went on
     assert "[interrupted" in err
     assert "No marks." in out  # the run went on after the interrupted reply
     log = json.loads(run_ikigai("--db", str(db), "log", "--json").stdout)
