@@ -63,6 +63,7 @@ class CommandServices:
     memory: Callable[[], Any] | None = None  # the session's MemoryService (core/memory)
     compactor: Any = None  # core.compaction.service.Compactor: /compact's summaries
     bodies: Bodies | None = None  # message text read from the log (core/bodies.py)
+    search: Callable[..., Awaitable[list[Event]]] | None = None  # full text (EventLog.search)
 
 
 @dataclass

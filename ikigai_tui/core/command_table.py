@@ -6,6 +6,7 @@ from ikigai_tui.core import commands_agents as agents
 from ikigai_tui.core import commands_memory
 from ikigai_tui.core import commands_compact
 from ikigai_tui.core import commands_context as context
+from ikigai_tui.core import commands_recall
 from ikigai_tui.core import commands_retry
 from ikigai_tui.core import commands_settings as settings
 from ikigai_tui.core import commands_undo as undo
@@ -45,6 +46,13 @@ REGISTRY = Registry([
                 commands_compact.compact, deferred=True, details=commands_compact.DETAILS),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
                 context.context, llm=True),
+    CommandSpec("recall", "/recall QUERY", "Search all of this agent's messages and its "
+                "ancestors', those out of the context too, and say where each stands.",
+                commands_recall.recall, llm=True,
+                details="Every word must appear (any order or case). Each hit shows its id, "
+                "role and state: in the context, pruned by the window, forgotten, rewound, "
+                "cleared, summarised or not inherited. /forget --ids and /remember --ids take "
+                "the ids shown."),
     CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",
                 "Create a child agent with this context (or only what follows MARK).",
                 agents.fork, llm=True,

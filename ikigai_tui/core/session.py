@@ -257,7 +257,8 @@ class Session:
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usage,
                                self.store.page, memory=lambda: memory_of(self),
-                               compactor=self.compactor, bodies=self.bodies)
+                               compactor=self.compactor, bodies=self.bodies,
+                               search=self.store.search)
 
     def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
         """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""

@@ -18,7 +18,6 @@ import pytest
 from tests.integration.acceptance_helpers import Cli
 
 
-@pytest.mark.xfail(strict=True, reason="SPEC §5/§8: /recall is not implemented (unknown command)")
 def test_recall_finds_forgotten_and_rewound_messages(tmp_path):
     cli = Cli(tmp_path / "r.db")
     cli.ok("the zebra crossing story", "/mark A", "a note about quokkas")
@@ -30,8 +29,6 @@ def test_recall_finds_forgotten_and_rewound_messages(tmp_path):
     assert f"{ids[0]}" in done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="SPEC §5: the LLM's slash tool lists recall (LLM may "
-                   "call: yes); /recall is not implemented")
 def test_slash_tool_offers_recall(tmp_path):
     from tests.fakes.server import FakeProvider
 
