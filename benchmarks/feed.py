@@ -97,8 +97,9 @@ async def measure(count: int, idle_count: int) -> dict:
         deadline = time.monotonic() + 5
         while len(latencies) + len(after_idle) < count + idle_count and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
-        replayer = await session.replayer(root.id)
-        seen = sum(1 for row in replayer.history if row[2].get("content", "").startswith("bench "))
+        # The replay keeps outlines, not text (issue 14): read the context with its text.
+        seen = sum(1 for _key, _kind, payload in await session.messages(root.id)
+                   if str(payload.get("content", "")).startswith("bench "))
         await session.close()
         await store.close()
     ordered = sorted(latencies)
