@@ -71,7 +71,10 @@ def test_a_10_mb_message_is_byte_exact_end_to_end(tmp_path):
     # fit the model's limit is refused before it is written; see test_message_fits).
     config = tmp_path / "config.toml"
     config.write_text('[models."openai/fake-model"]\nmax_input_tokens = 10_000_000\n')
-    env = dict(os.environ, OPENAI_API_KEY="test-key", IKIGAI_CONFIG=str(config))
+    # The window off: the budget is then the model's limit, which the message fits well
+    # inside (at the 100K default budget the run would rightly warn it is at 2,800%).
+    env = dict(os.environ, OPENAI_API_KEY="test-key", IKIGAI_CONFIG=str(config),
+               IKIGAI_SLIDING_CONTEXT_TOKENS="0")
     with FakeProvider() as fake:
         fake.queue(Reply(text="Received."))
         done = subprocess.run(
