@@ -86,7 +86,7 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "breakdown": {"system": window.system, "tools": window.tools, "pins": window.pins,
                       "summaries": window.summaries, "window": window.window,
                       "outside": window.outside},
-        "usage": (await session.usage(agent.id)).as_dict(),
+        "usage": (await session.usages.totals(agent.id)).as_dict(),
     }
 
 
@@ -99,7 +99,7 @@ async def pins_data(session: Session, agent: AgentRuntime) -> list[dict[str, Any
 
 async def agents_data(session: Session) -> list[dict[str, Any]]:
     tree = session.tree
-    usage = await session.usage_report()
+    usage = await session.usages.report()
     return [
         {"id": a.id, "short_id": tree.short_id(a.id), "name": a.name, "parent": a.parent_id,
          "status": a.status, "model": a.model, "unread": a.unread, "depth": depth,
@@ -230,7 +230,7 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                 out.line(f"Agent {session.tree.label(agent.id)}, model {data['model']}, "
                          f"{about}{data['tokens']} tokens of {data['limit']} "
                          f"({format_percent(data['percent'])}, budget {data['budget'] or 'off'})")
-                out.line((await session.usage(agent.id)).line())
+                out.line((await session.usages.totals(agent.id)).line())
                 for m in data["messages"]:
                     rule = "" if m["in_window"] else " (outside the window)"
                     if m.get("failed"):

@@ -123,7 +123,7 @@ class JsonPrinter:
 
     def finish(self, status: int) -> None:
         """The last object: the run's outcome, its focused agent's reply, its usage."""
-        totals = UsageLedger(self.session.ledger.price).totals("run", self._usage)
+        totals = UsageLedger(self.session.usages.ledger.price).totals("run", self._usage)
         agent = self.session.tree[self.focus]
         result = {
             "type": "result", "subtype": SUBTYPES.get(status, "interrupted"),

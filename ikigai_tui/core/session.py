@@ -31,7 +31,7 @@ from ikigai_tui.core.proposals import Reviewer, Verdict
 from ikigai_tui.core.provider import ProviderError, ProviderFactory
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.replays import Replays
-from ikigai_tui.core.usage import TIER, UsageLedger, UsageTotals, totals_from_sums
+from ikigai_tui.core.usage_service import UsageService
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
 
@@ -183,29 +183,13 @@ class Session:
         return gateway
 
     @property
-    def ledger(self) -> UsageLedger:
-        """Each agent's usage so far (tokens in and out, cost), from its usage events."""
-        ledger = self.__dict__.get("_ledger")
-        if ledger is None:
-            prices = getattr(self.providers, "prices", None) or (lambda model: None)
-            ledger = self.__dict__["_ledger"] = UsageLedger(prices)
-        return ledger
-
-    async def usage(self, agent_id: str) -> UsageTotals:
-        """The agent's usage to date (its log is read if it was not yet)."""
-        return self.ledger.totals(agent_id, (await self.replayer(agent_id)).history)
-
-    async def usage_report(self) -> dict[str, UsageTotals]:
-        """Every agent's usage in one pass over the log, reading no agent's history (the
-        reports: `agents` on a million events takes a second, not a replay of each)."""
-        found = totals_from_sums(await self.store.usage_sums(TIER), self.ledger.price)
-        return {a.id: found.get(a.id, UsageTotals()) for a in self.tree}
-
-    def usage_now(self, agent_id: str) -> UsageTotals | None:
-        """The same without reading anything: None while the agent's log is not loaded
-        (the agent tree shows what it can at once, and the rest once it is read)."""
-        r = self.tree[agent_id].replayer
-        return None if r is None else self.ledger.totals(agent_id, r.history)
+    def usages(self) -> UsageService:
+        """Usage accounting: each agent's tokens and cost to date (core/usage_service.py)."""
+        service = self.__dict__.get("_usages")
+        if service is None:
+            service = self.__dict__["_usages"] = UsageService(self.store, self.tree,
+                                                              self.providers, self.replayer)
+        return service
 
     async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
         """What the agent's next request holds: window, tokens, state (and messages)."""
@@ -255,7 +239,7 @@ class Session:
     def _services(self) -> CommandServices:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
-                               self.cancel_turns, self.notify, self.matcher, self.usage,
+                               self.cancel_turns, self.notify, self.matcher, self.usages.totals,
                                self.store.page, memory=lambda: memory_of(self),
                                compactor=self.compactor, bodies=self.bodies,
                                search=self.store.search)

@@ -308,7 +308,7 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
         self.status_line.update(Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
                                 f" · {self.db_label}"))
         rows = [agent_row(agent, tree.label(agent.id), self._usage.get(agent.id),
-                          session.usage_now(agent.id))
+                          session.usages.now(agent.id))
                 for agent, _depth in tree.walk()]
         self.agent_tree.refresh_agents(rows, focused.id)
 

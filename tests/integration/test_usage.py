@@ -34,7 +34,7 @@ async def test_usage_and_cost_to_date_per_agent(h, fmt):
     h.fake.queue(Reply(text="One.", usage=(1_000, 30)), Reply(text="Two.", usage=(1_500, 45)))
     assert await h.say("first")
     assert await h.say("second")
-    usage = await h.session.usage(h.root)
+    usage = await h.session.usages.totals(h.root)
     assert (usage.input_tokens, usage.output_tokens) == (2_500, 75)
     prices = _map_prices(MODELS[fmt])
     if prices is None:  # openai/fake-model: no price in the map
@@ -54,9 +54,9 @@ async def test_usage_and_cost_to_date_per_agent(h, fmt):
     child = (await h.session.command(h.root, "/fork --name kid go")).data
     task = h.session.tree[child].task
     assert task is not None and await asyncio.wait_for(task, 20)
-    kid = h.session.usage_now(child)
+    kid = h.session.usages.now(child)
     assert kid is not None and (kid.input_tokens, kid.output_tokens) == (700, 10)
-    assert (await h.session.usage(h.root)).input_tokens == 2_500
+    assert (await h.session.usages.totals(h.root)).input_tokens == 2_500
 
 
 def test_agents_and_context_show_usage(ikigai, tmp_path):
@@ -121,8 +121,8 @@ async def test_the_report_and_the_ledger_agree(session):
         batch.add(root, "usage", {"model": model, "input_tokens": given_in,
                                   "output_tokens": given_out})
     await session.store.write(batch)
-    report = (await session.usage_report())[root]
-    ledger = await session.usage(root)
+    report = (await session.usages.report())[root]
+    ledger = await session.usages.totals(root)
     assert (report.input_tokens, report.output_tokens) == (254_500, 2_450)
     assert (ledger.input_tokens, ledger.output_tokens) == (254_500, 2_450)
     assert report.cost_known and abs(report.cost - ledger.cost) < 1e-9
@@ -134,5 +134,5 @@ async def test_the_report_and_the_ledger_agree(session):
     batch = WriteBatch()
     batch.add(root, "usage", {"model": "openai/custom", "input_tokens": 1, "output_tokens": 1})
     await session.store.write(batch)
-    report = (await session.usage_report())[root]
-    assert report.unpriced == ("openai/custom",) == (await session.usage(root)).unpriced
+    report = (await session.usages.report())[root]
+    assert report.unpriced == ("openai/custom",) == (await session.usages.totals(root)).unpriced

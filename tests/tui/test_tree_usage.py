@@ -33,7 +33,7 @@ async def test_the_tree_shows_each_agents_spending_as_it_grows(bench):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = app.focused_agent
-        first = app.session.usage_now(root)
+        first = app.session.usages.now(root)
         assert first is not None and first.input_tokens > 0 and first.output_tokens > 0
         label = app.agent_tree.node_for(root).label.plain
         total = format_tokens(first.input_tokens + first.output_tokens)
@@ -42,7 +42,7 @@ async def test_the_tree_shows_each_agents_spending_as_it_grows(bench):
         await type_text(pilot, "one more question")
         await pilot.press("enter")
         await idle(pilot)
-        after = app.session.usage_now(root)
+        after = app.session.usages.now(root)
         assert after is not None and after.input_tokens > first.input_tokens
         label = app.agent_tree.node_for(root).label.plain
         assert f" · Σ {format_tokens(after.input_tokens + after.output_tokens)} · " in label, label

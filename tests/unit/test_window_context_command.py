@@ -91,7 +91,7 @@ async def test_context_command_reports_the_window(sessions):
     assert _num(shown["noutside"]) == len(outside)
     users_outside = [k for k in outside if r.ctx[k][1] == "user"]
     assert _num(shown["pruned"]) == w.pruned_turns == len(users_outside) > 0
-    usage = await session.usage(root)
+    usage = await session.usages.totals(root)
     assert (_num(shown["used_in"]), _num(shown["used_out"])) == (
         usage.input_tokens, usage.output_tokens)
     assert usage.input_tokens > w.tokens and shown["cost"] == "$0"  # nine turns, offline
