@@ -13,6 +13,7 @@ import re
 from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
 from ikigai_tui.core.events import Event, message_text
+from ikigai_tui.core.replay_queries import removal_label
 
 LIMIT = 20  # hits listed
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -64,28 +65,12 @@ async def _states(c: CommandContext, hits: list[Event]) -> list[str]:
             continue
         removal = r.removal(key)
         if removal is not None:
-            states.append(_removed_by(removal[1], removal[2]))
+            states.append(removal_label(removal[1], removal[2]))
         elif event.agent_id != c.agent.id:
             states.append(f"not inherited (in {labels.get(event.agent_id, event.agent_id)})")
         else:
             states.append("not in the context")
     return states
-
-
-def _removed_by(kind: str, payload: dict) -> str:
-    """Out of the context, and by what (the words of the scrollback's labels)."""
-    if kind == "clear":
-        return "cleared"
-    if kind == "rewind":
-        mark = payload.get("mark")
-        return f"rewound to '{mark}'" if mark else "rewound"
-    if kind == "compact":
-        return "summarised"
-    if kind == "filter":
-        verb = "left out" if payload.get("mode") == "remember" else "forgotten"
-        command = " ".join(str(payload.get("command") or "").split())
-        return f'{verb} by "{command[:40]}"' if command else verb
-    return "not in the context"
 
 
 def _first_line(event: Event, most: int = 80) -> str:

@@ -13,42 +13,15 @@ per-event code; the property tests check that they always agree.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from operator import itemgetter
-from typing import NamedTuple
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, UNDOABLE_KINDS, EventRow
+from ikigai_tui.core.replay_queries import EMPTY, Entry, Mark, ReplayQueries, Snapshot
 
-Entry = tuple[int, str, dict]
-
-
-class Mark(NamedTuple):
-    name: str | None  # None for an unnamed mark
-    event_id: int  # the mark event: messages with a larger seq came after it
-
-    @property
-    def label(self) -> str:
-        return self.name if self.name is not None else f"#{self.event_id}"
+__all__ = ["EMPTY", "Entry", "Mark", "Replayer", "Snapshot", "replay"]
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """What a child inherits at fork: the parent's context and settings at that moment."""
-
-    entries: tuple[tuple[int, Entry], ...] = ()
-    system: str | None = None
-    pins: tuple[str, ...] = ()
-    model: str | None = None
-    budget: int | None = None
-    result_of: dict[int, int] = field(default_factory=dict)
-
-
-EMPTY = Snapshot()
-
-
-class Replayer:
+class Replayer(ReplayQueries):
     """The replayed state of one agent: context, marks, settings, mailbox."""
 
     def __init__(self, base: Snapshot = EMPTY) -> None:
@@ -276,104 +249,6 @@ class Replayer:
                 self.model = payload["model"]
             if payload.get("budget") is not None:
                 self.budget = payload["budget"]
-
-    # -- reading ---------------------------------------------------------------
-
-    def messages(self) -> list[tuple[int, str, dict]]:
-        """The context in order: (id, kind, payload); kind may be `summary`."""
-        return [(k, e[1], e[2]) for k, e in self.ctx.items()]
-
-    def __len__(self) -> int:
-        return len(self.ctx)
-
-    def last_kind(self) -> str | None:
-        if not self.ctx:
-            return None
-        return self.ctx[next(reversed(self.ctx))][1]
-
-    def filter_removes(self, mode: str, ids) -> set[int]:
-        """The context entries a filter of `mode` over `ids` removes (partners included)."""
-        ctx = self.ctx
-        if mode == "remember":
-            keep = set(ids)
-            drop = {i for i in ctx if i not in keep}
-        elif mode == "forget":
-            drop = {i for i in ids if i in ctx}
-        else:
-            return set()
-        return self.with_partners(drop)
-
-    def with_partners(self, ids: set[int]) -> set[int]:
-        """`ids` plus the tool call or result partner of each one still in the context."""
-        ctx = self.ctx
-        out = set(ids)
-        for i in ids:
-            entry = ctx[i]
-            if entry[1] == "tool_result":
-                partner = entry[2].get("call_event")
-            elif entry[1] == "tool_call":
-                partner = self.result_of.get(i)
-            else:
-                continue
-            if partner in ctx:
-                out.add(partner)
-        return out
-
-    def removal(self, key: int) -> EventRow | None:
-        """The event that took the message `key` out of the context: a clear, rewind or
-        filter; a compact while its summary is in the context (past it, what removed the
-        summary). None while the message is in the context, or if it never was."""
-        if key in self.ctx:
-            return None
-        op = self.removed.get(key)
-        while op is not None:
-            history = self.history
-            index = bisect_left(history, op, key=itemgetter(0))
-            row = history[index] if index < len(history) else None
-            if row is None or row[0] != op:
-                return None
-            if row[1] != "compact" or op in self.ctx:
-                return row
-            op = self.removed.get(op)  # the summary went too: what removed it
-        return None
-
-    def valid_marks(self) -> list[Mark]:
-        return list(self.marks.values())
-
-    def find_mark(self, name: str) -> Mark | None:
-        return self.marks.get(name)
-
-    def latest_mark(self) -> Mark | None:
-        if not self.marks:
-            return None
-        return self.marks[next(reversed(self.marks))]
-
-    def mark_position(self, mark: Mark) -> int:
-        """How many context entries lie at or before the mark."""
-        return sum(1 for e in self.ctx.values() if e[0] <= mark.event_id)
-
-    def undo_target(self) -> int | None:
-        """The latest context change (clear, rewind, filter, compact, pin, unpin, budget)
-        not yet undone."""
-        for op in reversed(self.ops):
-            if op not in self.undone:
-                return op
-        return None
-
-    def snapshot(self, after_mark: int | None = None) -> Snapshot:
-        """The state a child inherits: whole, or only the messages after a mark."""
-        items = self.ctx.items()
-        if after_mark is not None:
-            kept = {k for k, e in items if e[0] > after_mark}
-            # A mark set between a tool call and its result must not hand the child a
-            # result without its call.
-            entries = tuple((k, e) for k, e in items if k in kept and not (
-                e[1] == "tool_result" and e[2].get("call_event") not in kept))
-        else:
-            entries = tuple(items)
-        present = {k for k, _ in entries}
-        result_of = {c: r for c, r in self.result_of.items() if c in present and r in present}
-        return Snapshot(entries, self.system, tuple(self.pins), self.model, self.budget, result_of)
 
 
 _HANDLERS = {

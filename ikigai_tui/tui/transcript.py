@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ikigai_tui.core.events import Event
-from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.core.replay_queries import removal_label
+
+__all__ = ["SHOWN_KINDS", "Item", "item_from_event", "items_from_events", "removal_label"]
 
 SHOWN_KINDS = ("user", "assistant", "tool_call", "tool_result", "command", "error")
 
@@ -38,26 +40,3 @@ def item_from_event(event: Event) -> Item | None:
 
 def items_from_events(events: list[Event]) -> list[Item]:
     return [item for item in map(item_from_event, events) if item is not None]
-
-
-def removal_label(kind: str, payload: dict) -> str:
-    """Why a message is out of the context, in a few words, from the event that took it
-    out (a clear, rewind, filter or compact). Shown as is: made safe here."""
-    if kind == "clear":
-        return "cleared"
-    if kind == "rewind":
-        name = payload.get("mark")
-        return f"rewound to '{_short(str(name))}'" if name else "rewound to an earlier mark"
-    if kind == "filter":
-        remember = payload.get("mode") == "remember"
-        command = str(payload.get("command") or "").strip()
-        by = f'"{_short(command)}"' if command else ("/remember" if remember else "/forget")
-        return f"left out by {by}" if remember else f"forgotten by {by}"
-    if kind == "compact":
-        return "summarised"
-    return "taken out"
-
-
-def _short(text: str, most: int = 40) -> str:
-    text = " ".join(sanitize(text).split())
-    return text if len(text) <= most else text[: most - 1] + "…"
