@@ -85,9 +85,23 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "pruned_turns": window.pruned_turns,
         "breakdown": {"system": window.system, "tools": window.tools, "pins": window.pins,
                       "summaries": window.summaries, "window": window.window,
-                      "outside": window.outside},
+                      "outside": window.outside, "pruned_summary": window.pruned_summary},
+        "summary_reserve": window.reserve,  # 0: summaries of pruned turns are off
+        "pruned_summary": pruned_data(plan),
         "usage": (await session.usages.totals(agent.id)).as_dict(),
     }
+
+
+def pruned_data(plan) -> dict[str, Any] | None:
+    """The summary of the pruned turns the request holds, if one stands."""
+    sent = plan.pruned
+    if sent is None:
+        return None
+    summary = sent.summary
+    return {"event": summary.event_id, "agent": summary.agent_id, "text": sent.text,
+            "tokens": sent.tokens, "messages": summary.covered,
+            "ranges": [list(r) for r in summary.ranges], "model": summary.model,
+            "extractive": summary.extractive}
 
 
 async def pins_data(session: Session, agent: AgentRuntime) -> list[dict[str, Any]]:
@@ -132,6 +146,14 @@ def filter_words(payload: dict) -> str:
     return did
 
 
+def pruned_words(payload: dict) -> str:
+    """A `pruned_summary` event in words: how many messages it stands for, which."""
+    n = payload.get("messages", 0)
+    ranges = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in payload.get("ranges") or [])
+    return (f"summary of {n:,} pruned message{'s' if n != 1 else ''} (ids {ranges}; "
+            f"{payload.get('tokens', 0):,} tokens by {payload.get('model', '?')})")
+
+
 def _event_line(event: Event, earlier: dict[int, Event]) -> str:
     payload = event.payload
     if event.kind in ("user", "assistant", "tool_call", "tool_result", "system"):
@@ -143,6 +165,8 @@ def _event_line(event: Event, earlier: dict[int, Event]) -> str:
         text = f"{filter_words(payload)} (ids {listed})"
     elif event.kind == "memory":
         text = memory_words(payload)
+    elif event.kind == "pruned_summary":
+        text = f"{pruned_words(payload)}: {' '.join(str(payload.get('summary', '')).split())}"
     elif event.kind == "undo" and isinstance(payload.get("target"), int):
         target = earlier.get(payload["target"])
         what = f": {filter_words(target.payload)}" if target is not None and target.kind == "filter" else ""
@@ -187,6 +211,9 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
             lines += ["", f"> Context change: {filter_words(e.payload)}."]
         elif e.kind == "memory":
             lines += ["", f"> Memory change: {memory_words(e.payload)}."]
+        elif e.kind == "pruned_summary":
+            lines += ["", f"> {pruned_words(e.payload)}:", "",
+                      *(f"> {line}" for line in str(e.payload.get("summary", "")).splitlines())]
     return "\n".join(lines) + "\n"
 
 

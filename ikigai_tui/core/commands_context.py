@@ -121,6 +121,29 @@ async def remember(c: CommandContext) -> FilterProposal | CommandResult:
 
 
 
+PRUNED_TEXT_LINES = 12  # of the summary's text shown by /context (context --json: all)
+
+
+async def pruned_lines(c: CommandContext, w) -> list[str]:
+    """The pruned turns' summary: its tokens within the reserve, what it covers, its text."""
+    compactor = c.services.compactor
+    sent = None if compactor is None else await compactor.pruned.sent(
+        c.agent, c.replayer, c.services.meter(c.agent), w.reserve)
+    if sent is None:
+        what = "none yet: made after a turn ends" if w.start_index else "nothing pruned"
+        return [f"  pruned summary {0:>9,}  ({what}; reserve {w.reserve:,})"]
+    covered = sent.summary.covered
+    kind = ", extractive" if sent.summary.extractive else ""
+    lines = [f"  pruned summary {sent.tokens:>9,}  ({covered:,} pruned message"
+             f"{'s' if covered != 1 else ''} summarised{kind}; reserve {w.reserve:,})"]
+    text = sent.text.splitlines()
+    lines += [f"    | {line}" for line in text[:PRUNED_TEXT_LINES]]
+    if len(text) > PRUNED_TEXT_LINES:
+        lines.append(f"    | ... ({len(text) - PRUNED_TEXT_LINES:,} more lines; "
+                     "`ikigai context --json` has them all)")
+    return lines
+
+
 async def context(c: CommandContext) -> CommandResult:
     c.args.done()
     r = c.replayer
@@ -143,6 +166,8 @@ async def context(c: CommandContext) -> CommandResult:
         f"turn{'s' if w.pruned_turns != 1 else ''}; not sent)",
         f"Budget: {budget}; window starts at {start}",
     ]
+    if w.reserve:  # summarize_pruned: the summary of the pruned turns, within its reserve
+        lines[-1:-1] = await pruned_lines(c, w)
     if c.services.usage is not None:  # tokens and cost of this agent's requests to date
         lines.append((await c.services.usage(c.agent.id)).line())
     lines += settings.pin_lines(c)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.compaction.pruned import Sent, block, reserve_of
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.provider import Request
 from ikigai_tui.core.request import build_messages, system_text
@@ -45,6 +46,7 @@ class Plan:
     window: Window  # tokens, their breakdown, budget, limit, state
     raw_estimate: float  # the unscaled count of the request (learns the model's factor)
     messages: list[dict[str, Any]] | None = field(default=None)  # provider format, when asked
+    pruned: Sent | None = None  # the summary of the pruned turns sent, if one stands
 
     @property
     def tokens(self) -> int:
@@ -65,7 +67,8 @@ class Plan:
     def request(self) -> Request:
         """The streaming request of a turn (the plan must have been made with messages)."""
         assert self.messages is not None, "plan(..., messages=True) builds the messages"
-        return Request(self.model, self.system, self.messages, self.tools)
+        system = self.system if self.pruned is None else self.system + block(self.pruned.text)
+        return Request(self.model, system, self.messages, self.tools)
 
 
 class ContextService:
@@ -103,16 +106,27 @@ class ContextService:
         await fill(meter, replayer, session.store,
                    ("system", system, tools_text(tools), "", "\n".join(replayer.pins)),
                    session.bodies)
-        window = meter.measure(replayer, tools, self.effective_budget(agent, limits), limits.input)
+        budget = self.effective_budget(agent, limits)
+        compaction = session.settings.compaction
+        reserve = reserve_of(compaction.summarize_pruned, compaction.pruned_reserve, budget)
+        window = meter.measure(replayer, tools, budget, limits.input, reserve)
         ids = meter.window_ids()
+        raw = meter.raw_request(replayer, tools)
+        pruned = None
+        if reserve:  # the summary of the pruned turns, if one stands: beside the pins
+            pruned = await session.compactor.pruned.sent(agent, replayer, meter, reserve)
+            if pruned is not None:
+                window.pruned_summary, window.pruned_covered = pruned.tokens, pruned.summary.covered
+                window.tokens += pruned.tokens
+                raw += pruned.raw
         full = None
         if messages:  # the bodies of the messages sent, and only those
             full = await session.bodies.entries(replayer, [*sorted(replayer.summaries), *ids])
         return Plan(
             agent_id=agent_id, model=model, system=system,
             pins=tuple(replayer.pins), summary_ids=sorted(replayer.summaries), window_ids=ids,
-            tools=tools, window=window, raw_estimate=meter.raw_request(replayer, tools),
-            messages=build_messages(replayer, ids, full) if messages else None,
+            tools=tools, window=window, raw_estimate=raw,
+            messages=build_messages(replayer, ids, full) if messages else None, pruned=pruned,
         )
 
     async def message_fits(self, agent_id: str, text: str) -> float:
@@ -126,7 +140,8 @@ class ContextService:
         raw = counter.message("user", {"content": text})
         window = plan.window
         # What stays whatever the window does: system prompt with pins, tools, summaries.
-        kept = window.system + window.tools + window.summaries if window.budget else window.tokens
+        kept = (window.system + window.tools + window.summaries + window.pruned_summary
+                if window.budget else window.tokens)
         need = kept + counter.scale(raw)
         if need <= window.limit:
             return raw

@@ -13,6 +13,9 @@ MESSAGE_KINDS = CONTEXT_MESSAGE_KINDS | {"system"}
 # context, but /undo reverses the latest one like a context change.
 UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact", "pin", "unpin", "budget",
                             "memory"})
+# A `pruned_summary` event records a summary of the turns the sliding window dropped
+# (core/compaction/pruned.py): history that the request may carry, never a change to the
+# context (the replay ignores it).
 # Changes to what is sent that /undo does not reverse (set them again instead): an /undo
 # that reaches past one of them says so.
 NOT_UNDOABLE_CHANGES = frozenset({"system", "model"})
@@ -20,7 +23,7 @@ METADATA_KINDS = frozenset(
     {
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
         "mail_read", "model", "pin", "unpin", "budget", "usage", "command", "interrupted",
-        "error", "memory",
+        "error", "memory", "pruned_summary",
     }
 )
 

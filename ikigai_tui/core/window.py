@@ -43,6 +43,12 @@ class Window:
     budget: int  # effective budget (0: the window is off)
     limit: int  # the model's input limit
     exact: bool
+    # With summaries of pruned turns on (core/compaction/pruned.py): the share of the
+    # budget kept for the summary (the window fits the budget minus it), and the summary
+    # sent, if one stands: its tokens (counted in `tokens`) and the messages it covers.
+    reserve: int = 0
+    pruned_summary: int = 0
+    pruned_covered: int = 0
 
     @property
     def percent(self) -> float:
@@ -182,12 +188,15 @@ class ContextMeter:
         self.start, self.turn = starts[turn], turn
         self.outside = prefix[self.start]
 
-    def measure(self, r: Replayer, tools: Sequence[dict], budget: int, limit: int) -> Window:
+    def measure(self, r: Replayer, tools: Sequence[dict], budget: int, limit: int,
+                reserve: int = 0) -> Window:
+        """`reserve`: tokens of the budget kept for a summary of the pruned turns; the
+        window's messages fit the budget minus it."""
         counter = self.counter
         self._catch_up(r)
         system_raw, tools_raw, pins_raw = self._fixed(r, tools)
         fixed_raw = system_raw + tools_raw
-        budget_raw = budget / counter.factor if budget > 0 else 0.0
+        budget_raw = max(1, budget - reserve) / counter.factor if budget > 0 else 0.0
         room = budget_raw - fixed_raw
         if (room > self._room and self._budget_raw >= 0) or (budget_raw == 0) != (self._budget_raw == 0):
             # More room than before (a larger budget, fewer pins, a shorter system
@@ -204,7 +213,7 @@ class ContextMeter:
             system=scale(system_raw), tools=scale(tools_raw), pins=scale(pins_raw),
             summaries=scale(self.summaries), window=scale(window_raw),
             outside=scale(self.outside), pruned_turns=self._pruned_turns(),
-            budget=budget, limit=limit, exact=counter.exact,
+            budget=budget, limit=limit, exact=counter.exact, reserve=reserve if budget > 0 else 0,
         )
 
     def _fixed(self, r: Replayer, tools: Sequence[dict]) -> tuple[float, float, float]:

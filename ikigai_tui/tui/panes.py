@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 
+from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.tui.messages import AgentNote, EventsArrived, StreamArrived
 from ikigai_tui.tui.notes import Notes
 from ikigai_tui.tui.pages import AgentPages
@@ -184,11 +185,8 @@ class Panes(Horizontal):
         for pane in self.panes:
             agent = tree[pane.agent_id]
             window = await session.measure(agent.id)
-            turns = window.pruned_turns
             if window.start is not None and window.start_index > 0:
-                label = (f" window starts here · {turns:,} older turn{'s' if turns != 1 else ''} "
-                         "not sent ")
-                pane.scrollback.set_rule(window.start, label)
+                pane.scrollback.set_rule(window.start, rule_label(window))
             else:
                 pane.scrollback.set_rule(None, "")
             pane.set_title(self._title(agent.id))
@@ -198,3 +196,16 @@ class Panes(Horizontal):
         assert session is not None
         agent = session.tree[agent_id]
         return f"{session.tree.label(agent_id)} · {agent.status} · {session.model_of(agent)}"
+
+
+def rule_label(window) -> str:
+    """The window rule's words: the turns above it not sent, and, with summaries of pruned
+    turns on, how many of their messages the summary sent stands for (/context shows it)."""
+    turns = window.pruned_turns
+    older = f"{turns:,} older turn{'s' if turns != 1 else ''}"
+    if not window.pruned_summary:
+        return f" window starts here · {older} not sent "
+    n = window.pruned_covered
+    return (f" window starts here · {n:,} earlier message{'s' if n != 1 else ''} summarised "
+            f"({format_tokens(window.pruned_summary)} tokens, in /context) · {older} not "
+            "sent verbatim ")

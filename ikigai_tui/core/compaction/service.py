@@ -12,7 +12,10 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.compaction import CompactingNotice, CompactionSettings
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.compaction.select import CompactArgs, nothing_to_compact, select
-from ikigai_tui.core.compaction.summarise import Summariser, Summary, extractive_summary
+from ikigai_tui.core.compaction.pruned import PrunedSummaries
+from ikigai_tui.core.compaction.summarise import (
+    REPLY_TOKENS, Summariser, Summary, extractive_summary,
+)
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import Candidate
 from ikigai_tui.core.proposals import ProposalItem, _first_line
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.command_context import CommandContext
     from ikigai_tui.core.command_bus import Pending
     from ikigai_tui.core.compaction.auto import AutoState
+    from ikigai_tui.core.compaction.pruned_update import UpdateState
     from collections.abc import Callable
     from ikigai_tui.core.session import Session
 
@@ -40,6 +44,11 @@ class Compactor:
         # auto_compact = "ask": who shows the preview (the TUI sets it); None: nobody can
         # be asked (headless), so it is applied as `run` applies a /compact.
         self.reviewer: Callable[[Pending], None] | None = None
+        # Summaries of pruned turns (pruned.py, pruned_update.py): the agents whose summary
+        # is being made, their failures, and which summary each one sends.
+        self.pruning: set[str] = set()
+        self.pruned_state: dict[str, UpdateState] = {}
+        self.pruned = PrunedSummaries(session)
 
     @property
     def settings(self) -> CompactionSettings:
@@ -48,7 +57,7 @@ class Compactor:
     def summary_model(self, agent: AgentRuntime) -> str:
         return self.settings.model or self.session.model_of(agent)
 
-    def summariser(self, model: str) -> Summariser:
+    def summariser(self, model: str, reply_tokens: int = REPLY_TOKENS) -> Summariser:
         session = self.session
         ready = getattr(session.providers, "ready", None)
         if ready is not None and (problem := ready(model)):
@@ -57,7 +66,7 @@ class Compactor:
         return Summariser(session.gateway, model, input_limit=session.providers.limits(model).input,
                           count=lambda text: counter.text(text) * counter.factor,
                           concurrency=self.settings.concurrency,
-                          piece_tokens=self.settings.piece_tokens)
+                          piece_tokens=self.settings.piece_tokens, reply_tokens=reply_tokens)
 
     async def propose(self, c: CommandContext, ask: CompactArgs) -> CompactProposal:
         """Summarise what `ask` picks; the proposal of the change (nothing written)."""
@@ -70,6 +79,9 @@ class Compactor:
             raise nothing_to_compact(keep, ask.upto, ask.from_)
         if agent.id in self.running:
             raise CommandError("a compaction of this agent is already running")
+        if agent.id in self.pruning:
+            raise CommandError("a summary of this agent's pruned turns is being made; try "
+                               "again when it is done")
         meter = c.services.meter(agent)
         counter = meter.counter
         model = self.summary_model(agent)
@@ -125,7 +137,10 @@ class Compactor:
             state.failures = 0
 
     async def after_turn(self, agent: AgentRuntime) -> None:
-        """The automatic policy, once the agent's turn has ended (see auto.py)."""
+        """The automatic policies, once the agent's turn has ended: auto-compaction
+        (auto.py), then the summary of the pruned turns (pruned_update.py)."""
         from ikigai_tui.core.compaction.auto import after_turn
+        from ikigai_tui.core.compaction.pruned_update import after_turn as summarise_pruned
 
         await after_turn(self, agent)
+        await summarise_pruned(self, agent)  # after any compaction, never during it

@@ -63,10 +63,14 @@ class Summariser:
 
     async def summarise(self, candidates: Sequence[Candidate], focus: str | None = None, *,
                         progress: ProgressFn | None = None,
-                        cancellation: asyncio.Event | None = None) -> Summary:
-        room = max(MIN_ROOM // 2, self.room - int(self.count(focus or "")))
+                        cancellation: asyncio.Event | None = None,
+                        instruction: str | None = None, purpose: str = PURPOSE) -> Summary:
+        """`instruction`: added to the system prompt (a summary of pruned turns says how
+        to take the earlier summary and how long it may be)."""
+        extra = f"{focus or ''}{instruction or ''}"
+        room = max(MIN_ROOM // 2, self.room - int(self.count(extra)))
         chunks = plan_chunks(candidates, room, self.count)
-        system = prompt.system_prompt(focus)
+        system = prompt.system_prompt(focus) + (f"\n\n{instruction}" if instruction else "")
         limit = asyncio.Semaphore(self.concurrency)
         usages: list[Usage] = []
         done = 0
@@ -79,7 +83,7 @@ class Summariser:
             async with limit:
                 try:
                     completion = await self.gateway.complete(
-                        PURPOSE, self.model, [{"role": "user", "content": text}],
+                        purpose, self.model, [{"role": "user", "content": text}],
                         max_tokens=self.reply_tokens, cancellation=cancellation, system=system)
                 except ProviderError as exc:
                     raise ProviderError(f"the summary failed{what}: {exc}") from None

@@ -1,0 +1,39 @@
+"""Summaries of pruned turns as a user meets them, headless: `run` says each update in
+one line on stdout; `context --json` shows the summary and its reserve; the log and the
+export keep it (offline model: an extractive summary, labelled)."""
+
+from __future__ import annotations
+
+import re
+
+from tests.integration.acceptance_helpers import Cli
+
+ENV = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "1500", "IKIGAI_SUMMARIZE_PRUNED": "true"}
+
+
+def test_run_says_each_update_and_context_log_and_export_show_it(tmp_path):
+    cli = Cli(tmp_path / "p.db", env=ENV)
+    done = cli.run(*[f"message {i} " + "word " * 40 for i in range(8)])
+    assert done.returncode == 0 and done.stderr == ""
+    said = [line for line in done.stdout.splitlines() if line.startswith("Summarised")]
+    assert said, done.stdout
+    assert all(re.fullmatch(r"Summarised \d+ pruned messages? \(\d+ tokens; extractive, "
+                            r"offline model\)", line) for line in said), said
+    ctx = cli.context()
+    pruned = ctx["pruned_summary"]
+    assert ctx["summary_reserve"] == 150 and pruned is not None
+    assert 0 < pruned["tokens"] <= 150 and pruned["extractive"] is True
+    assert pruned["text"].startswith("Extractive summary")
+    outside = [m for m in ctx["messages"] if not m["in_window"]]
+    assert pruned["messages"] == len(outside)
+    events = [e for e in cli.log() if e["kind"] == "pruned_summary"]
+    assert len(events) == len(said) and events[-1]["id"] == pruned["event"]
+    assert events[-1]["payload"]["summary"] == pruned["text"]
+    export = cli("export")
+    assert export.returncode == 0 and "> summary of" in export.stdout
+    # Off (the default): nothing of it.
+    other = Cli(tmp_path / "q.db", env={"IKIGAI_SLIDING_CONTEXT_TOKENS": "1500"})
+    quiet = other.run(*[f"message {i} " + "word " * 40 for i in range(8)])
+    assert "Summarised" not in quiet.stdout
+    assert other.context()["pruned_summary"] is None
+    assert not [e for e in other.log() if e["kind"] == "pruned_summary"]
