@@ -329,3 +329,22 @@ async def test_context_and_context_json_show_the_summary_and_the_reserve(make, f
     assert pruned["text"].startswith("## Goal") and pruned["event"] == plan.pruned.summary.event_id
     assert data["breakdown"]["pruned_summary"] == w.pruned_summary
     assert data["tokens"] == w.tokens
+
+
+async def test_many_pruned_turns_at_once_are_summarised_in_pieces_then_merged(make, fake, fmt):
+    h = await make(settings_of_session={"budget": BUDGET})  # off while the turns pile up
+    provider = Provider()
+    fake.respond(provider)
+    await turns(h, 10)
+    assert provider.requests == []
+    h.session.settings = h.session.settings._replace(
+        compaction=CompactionSettings(summarize_pruned=True, piece_tokens=700))
+    await turns(h, 1, start=10)
+    pruned = await pruned_ids(h)
+    event = (await h.events(kind=KIND))[-1]
+    assert event.payload["messages"] == len(pruned) and event.payload["previous"] is None
+    pieces = [r for r in provider.requests if "=== Part 1 ===" not in body_text(r)]
+    merges = [r for r in provider.requests if "=== Part 1 ===" in body_text(r)]
+    assert len(pieces) >= 2 and merges  # pieces that fit 700 tokens each, then a merge
+    assert sorted(i for r in pieces for i in sent_ids(r)) == pruned  # each message once
+    assert all(len(body_text(r)) // 4 < 700 + 1_500 for r in pieces)

@@ -66,3 +66,30 @@ def test_the_rule_says_the_turns_above_are_summarised():
     label = rule_label(_window(reserve=10_000, pruned_summary=1_234, pruned_covered=41))
     assert label == (" window starts here · 41 earlier messages summarised (1.2K tokens, in "
                      "/context) · 20 older turns not sent verbatim ")
+
+
+def test_the_offline_update_extends_the_earlier_extract_instead_of_nesting_it():
+    from ikigai_tui.core.compaction.pruned_update import extractive_update
+    from ikigai_tui.core.compaction.summarise import extractive_summary
+    from ikigai_tui.core.matching import Candidate
+
+    def extract(first: int, last: int) -> str:
+        cands = []
+        for n in range(first, last):
+            cands += [Candidate(2 * n, "user", f"request {n} about src/m{n}.py"),
+                      Candidate(2 * n + 1, "assistant", f"reply {n}")]
+        return extractive_summary(cands, None, 10 ** 9).text
+
+    one = extractive_update(None, extract(0, 3), 10_000)
+    two = extractive_update(one, extract(3, 5), 10_000)
+    assert two.count("Extractive summary") == 1 and "Earlier summary" not in two
+    assert [f"request {n} " in two for n in range(5)] == [True] * 5
+    assert all(f"- src/m{n}.py" in two for n in range(5))
+    # Too many for the room: the first and the latest kept, one count of those left out.
+    text = None
+    for n in range(0, 40, 4):
+        text = extractive_update(text, extract(n, n + 4), 1_200)
+    assert len(text) <= 1_400 and "request 0 " in text and "request 39 " in text
+    skipped = [line for line in text.splitlines() if "turns not listed" in line]
+    listed = sum(f"request {n} " in text for n in range(40))
+    assert len(skipped) == 1 and int(skipped[0].split()[2]) == 40 - listed

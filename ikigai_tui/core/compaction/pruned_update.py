@@ -14,11 +14,12 @@ a row it stops, and says so, until the user acts (a context command, a new model
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.compaction import MAX_FAILURES, CompactionNotice
+from ikigai_tui.core.compaction import MAX_FAILURES, CompactionNotice, prompt
 from ikigai_tui.core.compaction.pruned import KIND, PrunedSummary, block, fit, ranges_of
 from ikigai_tui.core.compaction.summarise import Summary, extractive_summary
 from ikigai_tui.core.events import WriteBatch, message_text
@@ -38,6 +39,8 @@ INSTRUCTION = (
     "These are the oldest turns of a conversation that still goes on: they no longer fit "
     "what the assistant is shown, so your summary will stand in for them. {earlier}"
     "Keep the summary under {limit} tokens.")
+TURNS_HEADING = "## Requests and replies"
+_SKIPPED = re.compile(r"- \.\.\. ([\d,]+) turns not listed \.\.\.")
 EARLIER = ("The first item, labelled 'summary', is the summary of the turns before these: "
            "fold it and the messages after it into one summary of them all. ")
 
@@ -125,7 +128,11 @@ async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSum
     removed = sorted(k for k in getattr(r, "removed", ()) if k < pruned[-1])
     model = compactor.summary_model(agent)
     if model == OFFLINE:
-        summary = extractive_summary(candidates, None, max(400, room * 4))
+        fresh = [c for c in candidates if c.kind != "summary"]
+        summary = extractive_summary(fresh, None, 10 ** 9)
+        text = extractive_update(previous.text if previous else None, summary.text,
+                                 max(400, room * 4 * 9 // 10))
+        summary = Summary(text, summary.model, 1, 0, None, extractive=True)
     else:
         model = session.check_model(model)
         summariser = compactor.summariser(model, reply_tokens=room)  # max_tokens: the reserve
@@ -148,6 +155,52 @@ async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSum
     session.notify(CompactionNotice(
         agent.id, "done", f"Summarised {len(new):,} pruned message{'s' if len(new) != 1 else ''}"
         f" ({format_tokens(tokens)} tokens{'; extractive, offline model' if summary.extractive else ''})"))
+
+
+def _sections(text: str) -> tuple[list[str], list[str]]:
+    """An extractive summary's turn entries (each "- " line with the lines under it) and
+    its artifact trail lines."""
+    head, _, rest = text.partition(f"{TURNS_HEADING}\n")
+    turns, _, trail = rest.partition(f"\n\n{prompt.TRAIL_HEADING}\n")
+    entries: list[str] = []
+    for line in turns.splitlines():
+        if line.startswith("- ") or not entries:
+            entries.append(line)
+        else:
+            entries[-1] += "\n" + line
+    artifacts = [ln for ln in trail.splitlines() if ln.startswith("- ")]
+    return [e for e in entries if e and e != "none"], artifacts
+
+
+def extractive_update(previous: str | None, fresh: str, max_chars: int) -> str:
+    """The offline model's update: the earlier extractive summary's turns and artifacts,
+    then the new turns' (the first and the latest kept when they do not all fit), not an
+    extract of an extract."""
+    entries, trail = _sections(previous) if previous else ([], [])
+    new_entries, new_trail = _sections(fresh)
+    entries += new_entries
+    trail = list(dict.fromkeys(trail + new_trail))
+    budget = max(100, max_chars - len(prompt.EXTRACTIVE_TITLE) - 64)
+    # Turns an earlier update left out are counted in one marker, where the first was.
+    skipped, where = 0, None
+    for n, entry in enumerate(entries):
+        if (match := _SKIPPED.fullmatch(entry)) is not None:
+            skipped += int(match.group(1).replace(",", ""))
+            where = n if where is None else where
+    entries = [e for e in entries if _SKIPPED.fullmatch(e) is None]
+    kept = prompt._fit(entries, budget * 3 // 4)
+    if skipped:
+        cut = next((n for n, e in enumerate(kept) if _SKIPPED.fullmatch(e)), None)
+        if cut is not None:
+            skipped += int(_SKIPPED.fullmatch(kept[cut]).group(1).replace(",", ""))  # type: ignore[union-attr]
+            kept[cut] = f"- ... {skipped:,} turns not listed ..."
+        else:
+            kept.insert(min(where or 0, len(kept)), f"- ... {skipped:,} turns not listed ...")
+    listed = "\n".join(trail)
+    listed = listed[: max(0, budget - sum(len(e) + 1 for e in kept))].rpartition("\n")[0] \
+        if len(listed) > budget - sum(len(e) + 1 for e in kept) else listed
+    return (f"{prompt.EXTRACTIVE_TITLE}.\n\n{TURNS_HEADING}\n" + ("\n".join(kept) or "none")
+            + f"\n\n{prompt.TRAIL_HEADING}\n" + (listed or "none"))
 
 
 def _usage(batch: WriteBatch, agent_id: str, summary: Summary) -> None:
