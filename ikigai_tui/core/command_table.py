@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from ikigai_tui.core import commands_agents as agents
-from ikigai_tui.core import commands_memory
-from ikigai_tui.core import commands_compact
-from ikigai_tui.core import commands_context as context
-from ikigai_tui.core import commands_recall
-from ikigai_tui.core import commands_retry
-from ikigai_tui.core import commands_settings as settings
-from ikigai_tui.core import commands_undo as undo
-from ikigai_tui.core.commands import CommandSpec, Registry
+from importlib import import_module
+
+from ikigai_tui.core.commands import CommandSpec, Handler, Registry
+
+
+def _lazy(module: str, name: str) -> Handler:
+    """The handler `name` of core/`module`.py, imported when the command first runs: the
+    handlers (and the matchers, compaction and memory they import) stay out of start-up."""
+
+    async def handler(c):
+        return await getattr(import_module(f"ikigai_tui.core.{module}"), name)(c)
+
+    handler.__qualname__ = handler.__name__ = name
+    return handler
+
 
 _FILTER_DETAILS = (
     "A matcher reviews the whole context: the agent's LLM (or --matcher-model M), or the local "
@@ -20,70 +26,87 @@ _FILTER_DETAILS = (
     "first). A tool call and its result leave together. "
     "/undo reverses it.")
 
+_COMPACT_DETAILS = (
+    "Summarises the context except the latest turns (2, or --keep N) with the agent's model "
+    "(or compact_model in the config), into sections: goal, decisions and their reasons, "
+    "constraints, files and artefacts, errors and fixes, open questions, next steps, and "
+    "every file, command, URL and identifier named, verbatim. FOCUS says what to keep in "
+    "full. --upto MARK summarises only what lies before the mark, --from MARK only what "
+    "follows it. A context bigger than the model takes is summarised in pieces, then the "
+    "pieces' summaries are merged. The offline model makes an extractive summary (the "
+    "requests and the first lines of the replies). Shows the summary (editable), what it "
+    "replaces and the saving first; --dry-run only shows it. /undo brings the messages back.")
+
 REGISTRY = Registry([
     CommandSpec("clear", "/clear [MARK]", "Empty the context, or rewind to MARK.",
-                context.clear, llm=True, deferred=True),
+                _lazy("commands_context", "clear"), llm=True, deferred=True),
     CommandSpec("mark", "/mark [NAME]", "Create a checkpoint (re-using a name moves it).",
-                context.mark, llm=True),
+                _lazy("commands_context", "mark"), llm=True),
     CommandSpec("rewind", "/rewind [MARK]", "Rewind to MARK (default: the latest valid mark).",
-                context.rewind, llm=True, deferred=True),
+                _lazy("commands_context", "rewind"), llm=True, deferred=True),
     CommandSpec("marks", "/marks", "List the valid marks with their positions.",
-                context.marks, llm=True),
+                _lazy("commands_context", "marks"), llm=True),
     CommandSpec("forget", "/forget [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
                 "Remove the messages that match CRITERIA (or the ids, like 3,5-9).",
-                context.forget, deferred=True, details=_FILTER_DETAILS),
+                _lazy("commands_context", "forget"), deferred=True, details=_FILTER_DETAILS),
     CommandSpec("remember", "/remember [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
                 "Keep only the messages that match CRITERIA (or the ids).",
-                context.remember, deferred=True, details=_FILTER_DETAILS),
+                _lazy("commands_context", "remember"), deferred=True, details=_FILTER_DETAILS),
     CommandSpec("undo", "/undo", "Undo the latest context change, saying what comes back.",
-                undo.undo, deferred=True,
+                _lazy("commands_undo", "undo"), deferred=True,
                 details="Context changes: /clear, /rewind, /forget, /remember, /compact, /pin, "
                 "/unpin, /budget, and the LLM's memory changes (the file goes back as it was). "
                 "Repeat it to walk further back. /system and /model are not undone: set them "
                 "again."),
     CommandSpec("compact", "/compact [FOCUS] [--keep N] [--upto MARK | --from MARK] [--dry-run]",
                 "Replace older context by a summary you review (and may edit) first.",
-                commands_compact.compact, deferred=True, details=commands_compact.DETAILS),
+                _lazy("commands_compact", "compact"), deferred=True,
+                details=_COMPACT_DETAILS),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
-                context.context, llm=True),
+                _lazy("commands_context", "context"), llm=True),
     CommandSpec("recall", "/recall QUERY", "Search all of this agent's messages and its "
                 "ancestors', those out of the context too, and say where each stands.",
-                commands_recall.recall, llm=True,
+                _lazy("commands_recall", "recall"), llm=True,
                 details="Every word must appear (any order or case). Each hit shows its id, "
                 "role and state: in the context, pruned by the window, forgotten, rewound, "
                 "cleared, summarised or not inherited. /forget --ids and /remember --ids take "
                 "the ids shown."),
     CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",
                 "Create a child agent with this context (or only what follows MARK).",
-                agents.fork, llm=True,
+                _lazy("commands_agents", "fork"), llm=True,
                 details="With PROMPT the child starts working at once."),
     CommandSpec("send", "/send AGENT MESSAGE", "Put a message in another agent's inbox.",
-                agents.send, llm=True),
+                _lazy("commands_agents", "send"), llm=True),
     CommandSpec("check-mail", "/check-mail", "Read unread mail into the context.",
-                agents.check_mail, llm=True),
+                _lazy("commands_agents", "check_mail"), llm=True),
     CommandSpec("kill", "/kill AGENT", "Stop an agent and its descendants.",
-                agents.kill, llm=True, details="The root cannot be killed; the LLM may kill only "
-                "its own descendants."),
-    CommandSpec("agents", "/agents", "Show the agent tree.", agents.agents, llm=True),
-    CommandSpec("model", "/model [MODEL]", "Show or switch this agent's model.", settings.model),
-    CommandSpec("system", "/system [TEXT]", "Show or set the system prompt.", settings.system),
+                _lazy("commands_agents", "kill"), llm=True,
+                details="The root cannot be killed; the LLM may kill only its own descendants."),
+    CommandSpec("agents", "/agents", "Show the agent tree.",
+                _lazy("commands_agents", "agents"), llm=True),
+    CommandSpec("model", "/model [MODEL]", "Show or switch this agent's model.",
+                _lazy("commands_settings", "model")),
+    CommandSpec("system", "/system [TEXT]", "Show or set the system prompt.",
+                _lazy("commands_settings", "system")),
     CommandSpec("budget", "/budget [TOKENS|off]", "Show or set this agent's window budget.",
-                settings.budget,
+                _lazy("commands_settings", "budget"),
                 details="Whole turns are dropped from the front of what is sent until the request "
                 "fits it (after each turn). TOKENS like 50000 or 50K; off disables the window. "
                 "Children forked afterwards inherit it; /undo reverses it."),
     CommandSpec("pin", "/pin TEXT", "Pin a note that is always sent and never pruned.",
-                settings.pin),
-    CommandSpec("unpin", "/unpin N", "Remove pin number N.", settings.unpin),
-    CommandSpec("pins", "/pins", "List the pins.", settings.pins),
+                _lazy("commands_settings", "pin")),
+    CommandSpec("unpin", "/unpin N", "Remove pin number N.",
+                _lazy("commands_settings", "unpin")),
+    CommandSpec("pins", "/pins", "List the pins.", _lazy("commands_settings", "pins")),
     CommandSpec("memory", "/memory [PATH]", "Show the memory files (the LLM's memory tool).",
-                commands_memory.memory,
+                _lazy("commands_memory", "memory"),
                 details="PATH shows one file with line numbers. The files live outside the log: "
                 "they survive /clear and compaction. /undo reverses the latest change."),
-    CommandSpec("help", "/help [COMMAND]", "List the commands, or explain one.", settings.help_),
+    CommandSpec("help", "/help [COMMAND]", "List the commands, or explain one.",
+                _lazy("commands_settings", "help_")),
     CommandSpec("retry", "/retry", "Send the unanswered last message again (after a failed turn).",
-                commands_retry.retry),
-    CommandSpec("exit", "/exit", "Leave ikigai.", settings.exit_),
+                _lazy("commands_retry", "retry")),
+    CommandSpec("exit", "/exit", "Leave ikigai.", _lazy("commands_settings", "exit_")),
 ])
 
 # Commands that change nothing, so they also work on a dead agent.

@@ -10,7 +10,8 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from typing import NamedTuple
+from functools import cached_property
+from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.command_bus import CommandBus, Pending
@@ -19,12 +20,10 @@ from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
 from ikigai_tui.core.leases import LeaseKeeper, busy_message
 from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.compaction import CompactionSettings
-from ikigai_tui.core.compaction.service import Compactor
 from ikigai_tui.core.context import ContextService, Plan
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
-from ikigai_tui.core.memory.service import memory_of
 from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
 from ikigai_tui.core.ports import ConflictError, Persistence, StoreError
 from ikigai_tui.core.proposals import Reviewer, Verdict
@@ -33,6 +32,9 @@ from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.usage_service import UsageService
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.compaction.service import Compactor
 
 
 class SessionSettings(NamedTuple):
@@ -62,7 +64,6 @@ class Session:
                                    busy_elsewhere=self._busy_elsewhere)
         store.add_commit_hook(self._on_commit, with_origin=True)
         self.leases = LeaseKeeper(store)  # one process at a time runs an agent's turn
-        self.compactor = Compactor(self)  # /compact's summaries and auto-compaction
 
     # -- opening ---------------------------------------------------------------
 
@@ -166,30 +167,27 @@ class Session:
             return agent.replayer.model
         return agent.model
 
-    @property
+    @cached_property
     def contexts(self) -> ContextService:
         """The context service: request plans, meters, token factors."""
-        service = self.__dict__.get("_contexts")
-        if service is None:
-            service = self.__dict__["_contexts"] = ContextService(self)
-        return service
+        return ContextService(self)
 
-    @property
+    @cached_property
     def gateway(self) -> Gateway:
         """Every LLM call: turns and side requests, one limit per provider, one retry policy."""
-        gateway = self.__dict__.get("_gateway")
-        if gateway is None:
-            gateway = self.__dict__["_gateway"] = Gateway(self.providers)
-        return gateway
+        return Gateway(self.providers)
 
-    @property
+    @cached_property
+    def compactor(self) -> Compactor:
+        """/compact's summaries and auto-compaction (imported on first use)."""
+        from ikigai_tui.core.compaction.service import Compactor
+
+        return Compactor(self)
+
+    @cached_property
     def usages(self) -> UsageService:
         """Usage accounting: each agent's tokens and cost to date (core/usage_service.py)."""
-        service = self.__dict__.get("_usages")
-        if service is None:
-            service = self.__dict__["_usages"] = UsageService(self.store, self.tree,
-                                                              self.providers, self.replayer)
-        return service
+        return UsageService(self.store, self.tree, self.providers, self.replayer)
 
     async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
         """What the agent's next request holds: window, tokens, state (and messages)."""
@@ -240,9 +238,14 @@ class Session:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usages.totals,
-                               self.store.page, memory=lambda: memory_of(self),
+                               self.store.page, memory=self._memory,
                                compactor=self.compactor, bodies=self.bodies,
                                search=self.store.search)
+
+    def _memory(self):
+        from ikigai_tui.core.memory.service import memory_of
+
+        return memory_of(self)
 
     def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
         """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""

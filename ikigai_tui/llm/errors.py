@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email.utils
 import os
 import re
 import time
@@ -106,7 +105,9 @@ def retry_after_seconds(exc: BaseException) -> float | None:
         try:
             return max(0.0, float(value))
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(str(value)) if value else None
+            from email.utils import parsedate_to_datetime  # rare: not at start-up
+
+            parsed = parsedate_to_datetime(str(value)) if value else None
             if parsed is not None:
                 return max(0.0, parsed.timestamp() - time.time())
     return None

@@ -129,7 +129,6 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
             await self.panes.start(session, root.id)
             # From here on the panes are told (what came before is in the page they read).
             session.listeners.append(self._on_notice)
-            attach_reviewers(self, session)  # the "ask" settings: memory diffs, compaction
         except StoreError as exc:  # a damaged page or a full disk, met while loading
             self.startup_error = str(exc)
             self.session = None
@@ -162,6 +161,9 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
         self.prompt_input.focus()
         self.schedule_refresh()
         self.run_worker(self._load_agents(), group="load", exclusive=True)
+        # The "ask" settings' dialogs (memory diffs, compaction): after the first frame,
+        # as their modules are not needed for it; no turn can have started before then.
+        self.call_after_refresh(attach_reviewers, self, self.session)
         self.call_after_refresh(self._preload_provider)
 
     def _preload_provider(self) -> None:

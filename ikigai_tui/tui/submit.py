@@ -19,7 +19,6 @@ from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.compaction import CompactingNotice
-from ikigai_tui.core.compaction.proposal import CompactProposal, CompactVerdict
 from ikigai_tui.core.context import MessageTooLong
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.notices import MatchingNotice, Notice
@@ -145,6 +144,7 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
 
 def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
     """Show what would change; write only what the user confirms (or only the record)."""
+    from ikigai_tui.core.compaction.proposal import CompactProposal
     from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
 
     proposal = pending.proposal
@@ -189,6 +189,7 @@ async def _answer(app: IkigaiApp, session: Session, pending: Pending, verdict: V
 
 def review_compaction(app: IkigaiApp, session: Session, pending: Pending) -> None:
     """The summary to accept (as edited) or refuse: nothing is written before."""
+    from ikigai_tui.core.compaction.proposal import CompactProposal, CompactVerdict
     from ikigai_tui.tui.screens.compact_preview import CompactPreviewScreen
     from ikigai_tui.tui.screens.preview import PreviewItem
 

@@ -99,18 +99,32 @@ def _default() -> ToolRegistry:
     return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool()])
 
 
-TOOLS = _default()
+_tools: ToolRegistry | None = None
+
+
+def registry() -> ToolRegistry:
+    """The tools, built on first use (the memory tool's modules stay out of start-up)."""
+    global _tools
+    if _tools is None:
+        _tools = _default()
+    return _tools
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TOOLS":
+        return registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def tool_schemas(caller: str = TURN) -> list[dict[str, Any]]:
     """The schemas a caller is offered (a conversation's turn by default)."""
-    return TOOLS.schemas(caller)
+    return registry().schemas(caller)
 
 
 async def execute_tool(session: Session, agent_id: str, name: str, arguments: str,
                        caller: str = TURN, call_event: int | None = None) -> tuple[str, bool]:
     """Run one tool call: (result text, is_error)."""
-    return await TOOLS.execute(ToolContext(session, agent_id, caller, call_event), name, arguments)
+    return await registry().execute(ToolContext(session, agent_id, caller, call_event), name, arguments)
 
 
 def slash_tool() -> dict[str, Any]:
