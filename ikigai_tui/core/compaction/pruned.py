@@ -77,10 +77,12 @@ def reserve_of(summarize: bool, share: float, budget: int) -> int:
     return max(1, int(budget * share))
 
 
-def ranges_of(ids: Sequence[int], removed: Sequence[int]) -> list[list[int]]:
+def ranges_of(ids: Sequence[int], removed: Sequence[int],
+              before: Sequence[Sequence[int]] = ()) -> list[list[int]]:
     """Runs of `ids` (ascending), broken wherever an id of `removed` (sorted: messages out
-    of the context) lies between two neighbours."""
-    runs: list[list[int]] = []
+    of the context) lies between two neighbours; continuing the runs `before` (those of
+    the ids that come first)."""
+    runs: list[list[int]] = [list(r) for r in before]
     for key in ids:
         if runs and bisect_right(removed, runs[-1][1]) == bisect_left(removed, key):
             runs[-1][1] = key
@@ -90,18 +92,18 @@ def ranges_of(ids: Sequence[int], removed: Sequence[int]) -> list[list[int]]:
 
 
 def covers_prefix(ranges: Sequence[tuple[int, int]], covered: int, ids: Sequence[int]) -> bool:
-    """Whether the first `covered` of `ids` are exactly those of `ids` in `ranges`."""
+    """Whether the first `covered` of `ids` (ascending, as a context's message ids are)
+    are exactly those of `ids` in `ranges`: two binary searches a range, whatever the
+    number of messages."""
     if covered > len(ids):
         return False
-    firsts = [a for a, _ in ranges]
-
-    def inside(key: int) -> bool:
-        n = bisect_right(firsts, key) - 1
-        return n >= 0 and key <= ranges[n][1]
-
-    if covered < len(ids) and inside(ids[covered]):
-        return False
-    return all(inside(k) for k in ids[:covered])
+    count = end = 0
+    for first, last in ranges:
+        lo, hi = bisect_left(ids, first), bisect_right(ids, last)
+        if hi > lo:
+            count += hi - lo
+            end = max(end, hi)
+    return count == covered and end == covered
 
 
 def fit(text: str, reserve: int, count: Callable[[str], int]) -> str:

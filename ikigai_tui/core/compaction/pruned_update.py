@@ -77,7 +77,7 @@ async def after_turn(compactor: Compactor, agent: AgentRuntime) -> None:
         return
     compactor.pruning.add(agent.id)
     try:
-        await _update(compactor, agent, sent.summary if sent else None, meter.ids[:start],
+        await _update(compactor, agent, sent.summary if sent else None, meter.ids[done:start],
                       done, window.reserve)
     except (CommandError, ProviderError, StoreError) as exc:
         _failed(compactor, agent, state, str(exc))
@@ -111,12 +111,12 @@ def _failed(compactor: Compactor, agent: AgentRuntime, state: UpdateState, reaso
 
 
 async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSummary | None,
-                  pruned: list[int], done: int, reserve: int) -> None:
+                  new: list[int], done: int, reserve: int) -> None:
+    """Summarise `new`, the messages pruned after the `done` that `previous` covers."""
     session = compactor.session
     r = await session.replayer(agent.id)
     meter = session.meter(agent)
     counter = meter.counter
-    new = pruned[done:]
     full = await session.bodies.entries(r, new, cache=False)
     candidates = [Candidate(k, full[k][1], message_text(full[k][1], full[k][2]))
                   for k in new if k in full]
@@ -125,7 +125,9 @@ async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSum
     heading = counter.scale(counter.text(block("")))
     room = max(64, reserve - heading)
     changes = r.changes
-    removed = sorted(k for k in getattr(r, "removed", ()) if k < pruned[-1])
+    since = previous.ranges[-1][1] if previous is not None else new[0]
+    removed = sorted(k for k in getattr(r, "removed", ()) if since < k < new[-1])
+    before = previous.ranges if previous is not None else ()
     model = compactor.summary_model(agent)
     if model == OFFLINE:
         fresh = [c for c in candidates if c.kind != "summary"]
@@ -147,7 +149,7 @@ async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSum
         return  # the context changed meanwhile (a command): made again after the next turn
     batch = WriteBatch()
     batch.add(agent.id, KIND, {
-        "summary": text, "ranges": ranges_of(pruned, removed), "messages": len(pruned),
+        "summary": text, "ranges": ranges_of(new, removed, before), "messages": done + len(new),
         "tokens": tokens, "model": summary.model, "extractive": summary.extractive,
         "previous": previous.event_id if previous is not None else None, "new": len(new)})
     _usage(batch, agent.id, summary)
