@@ -44,6 +44,9 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
     plan = await session.plan(agent.id)
     window = plan.window
     in_window = set(plan.window_ids)
+    # The pruned messages the summary sent stands for: the context's first ones.
+    covered = plan.window.pruned_covered
+    summarised = set([k for k, e in r.ctx.items() if e[1] != "summary"][:covered]) if covered else set()
     messages = []
     full: dict[int, tuple] = {}
     async for chunk in session.bodies.chunks(r, list(r.ctx)):  # the text, from the log
@@ -58,6 +61,8 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
             item.update(call_id=payload.get("call_id"), call_event=payload.get("call_event"))
         elif kind == "summary":
             item["replaced"] = payload.get("replaced", [])
+        if mid in summarised:
+            item["summarised"] = True  # pruned, and in the summary of the pruned turns
         if payload.get("interrupted"):
             item["interrupted"] = True
         if payload.get("failed"):  # its turn failed or was cancelled (/retry)

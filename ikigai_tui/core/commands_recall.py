@@ -56,12 +56,15 @@ async def _states(c: CommandContext, hits: list[Event]) -> list[str]:
     window = await c.services.measure(c.agent.id)
     messages = [k for k in r.ctx if k not in r.summaries]
     pruned = set(messages[:window.start_index])
+    summarised = set(messages[:window.pruned_covered])  # by the pruned turns' summary sent
     labels = {a.id: c.tree.label(a.id) for a in c.tree.lineage(c.agent.id)}
     states = []
     for event in hits:
         key = event.id
         if key in r.ctx:
-            states.append("pruned by the window (not sent)" if key in pruned else "in the context")
+            states.append("pruned by the window (summarised, not sent verbatim)" if key in summarised
+                          else "pruned by the window (not sent)" if key in pruned
+                          else "in the context")
             continue
         removal = r.removal(key)
         if removal is not None:

@@ -26,6 +26,8 @@ def test_run_says_each_update_and_context_log_and_export_show_it(tmp_path):
     assert pruned["text"].startswith("Extractive summary")
     outside = [m for m in ctx["messages"] if not m["in_window"]]
     assert pruned["messages"] == len(outside)
+    assert all(m.get("summarised") for m in outside)
+    assert not any(m.get("summarised") for m in ctx["messages"] if m["in_window"])
     events = [e for e in cli.log() if e["kind"] == "pruned_summary"]
     assert len(events) == len(said) and events[-1]["id"] == pruned["event"]
     assert events[-1]["payload"]["summary"] == pruned["text"]

@@ -348,3 +348,18 @@ async def test_many_pruned_turns_at_once_are_summarised_in_pieces_then_merged(ma
     assert len(pieces) >= 2 and merges  # pieces that fit 700 tokens each, then a merge
     assert sorted(i for r in pieces for i in sent_ids(r)) == pruned  # each message once
     assert all(len(body_text(r)) // 4 < 700 + 1_500 for r in pieces)
+
+
+async def test_recall_says_a_pruned_message_is_summarised(make, fake, fmt):
+    h = await harness(make)
+    provider = Provider()
+    fake.respond(provider)
+    await turns(h, 10)
+    plan = await h.session.plan(h.root)
+    pruned = await pruned_ids(h)
+    covered = pruned[: plan.pruned.summary.covered]
+    result = await h.session.command(h.root, "/recall step")
+    states = {hit["id"]: hit["state"] for hit in result.data}
+    assert states[covered[0]] == "pruned by the window (summarised, not sent verbatim)"
+    last = (await h.context())[-2][0]  # the latest user message: in the window
+    assert states[last] == "in the context"
