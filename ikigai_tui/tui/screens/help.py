@@ -46,7 +46,10 @@ CONTEXT_NOTES: tuple[tuple[str, str], ...] = (
         "keeps requests within the token budget. When an agent goes idle, whole turns "
         "leave from the front until the request fits; the latest turn always stays. A "
         "rule in the scrollback shows where the window starts. Pins are outside it and "
-        "always sent; what left stays in the log and in the scrollback.",
+        "always sent; what left stays in the log and in the scrollback. With "
+        "summarize_pruned on in the config, what left is summarised after each turn into "
+        "a share of the budget kept for it (summary_reserve, 10%), sent with the pins; "
+        "/context shows it.",
     ),
     (
         "Marks",
