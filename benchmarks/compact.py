@@ -23,26 +23,22 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from side_timing import fill, fresh_session, rotated, time_proposals, with_fake  # noqa: E402
 
 from ikigai_tui.core.command_bus import Pending  # noqa: E402
 from ikigai_tui.core.compaction import CompactingNotice, CompactionSettings  # noqa: E402
 from ikigai_tui.core.compaction.auto import AutoState  # noqa: E402
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
-from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
-from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.core.session import SessionSettings  # noqa: E402
 from ikigai_tui.llm.providers import Providers  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 
 GOAL = 1.3
 CHECK_GOAL_MS = 5.0
@@ -58,106 +54,57 @@ WORDS = ("we chose PostgreSQL for the orders service because of its row locks, m
          "timezone bug; next, the deployment pipeline and the index on created_at ")
 SUMMARY = "## Goal\nShip the orders service.\n" + "## Decisions (each with its reason)\n" + \
     "\n".join(f"- decision {i}: because reason {i}" for i in range(60))
-
-CHILD = f"""
-import sys, time
-sys.path.insert(0, {str(ROOT)!r})
-from tests.fakes.server import FakeProvider, Reply
-
-def answer(received):
-    time.sleep({DELAY})
-    return Reply(text={SUMMARY!r}, usage=(30000, 800), chunk_size=2000)
-
-with FakeProvider() as fake:
-    fake.respond(answer)
-    print(fake.port, flush=True)
-    sys.stdin.read()
-"""
-
-
-async def _measure(reps: int) -> dict:
-    os.environ.setdefault("OPENAI_API_KEY", "bench-key")
-    child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(child.stdout.readline())
-        return await _measure_on(f"http://127.0.0.1:{port}/v1", reps)
-    finally:
-        child.stdin.close()
-        child.wait(timeout=10)
+REPLY = f"Reply(text={SUMMARY!r}, usage=(30000, 800), chunk_size=2000)"
 
 
 async def _measure_on(api_base: str, reps: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        store = await Store.open(Path(tmp) / "compact.db")
-        providers = Providers(api_base=api_base, timeout=60, max_retries=0, concurrency=IN_FLIGHT,
-                              model_input_limits={MODEL: MODEL_LIMIT})
-        settings = SessionSettings(model=MODEL, budget=0,
-                                   compaction=CompactionSettings(concurrency=IN_FLIGHT))
-        session = await Session.open(store, providers, settings)
-        root = session.tree.root.id
+    providers = Providers(api_base=api_base, timeout=60, max_retries=0, concurrency=IN_FLIGHT,
+                          model_input_limits={MODEL: MODEL_LIMIT})
+    settings = SessionSettings(model=MODEL, budget=0,
+                               compaction=CompactionSettings(concurrency=IN_FLIGHT))
+    async with fresh_session(providers, settings) as session:
         totals: list[int] = []
         session.listeners.append(
             lambda n: totals.append(n.total) if isinstance(n, CompactingNotice) else None)
-        try:
-            batch = WriteBatch()
-            for n in range(MESSAGES):
-                kind = "user" if n % 2 == 0 else "assistant"
-                batch.add(root, kind, {"content": f"{n}: {WORDS[n % 40:]}{WORDS[:n % 40]}"})
-            await session.commit(batch)
-            window = await session.measure(root)  # as the gauge does: counts are known
-            times, pieces, requests = [], 0, 0
-            for rep in range(reps + 1):
-                start = time.perf_counter()
-                outcome = await session.propose(root, "/compact")
-                took = time.perf_counter() - start
-                assert isinstance(outcome, Pending)
-                pieces = outcome.proposal.pieces
-                requests = totals[-1]
-                if rep:
-                    times.append(took)
-        finally:
-            await session.close()
-            await store.close()
-    merges = requests - pieces
+        root = await fill(session, MESSAGES, rotated(WORDS))
+        outcomes: list[Pending] = []
+
+        def proposed(outcome) -> None:
+            assert isinstance(outcome, Pending)
+            outcomes.append(outcome)
+
+        times = await time_proposals(session, root, "/compact", reps, proposed)
+        window = await session.measure(root)
+    pieces = outcomes[-1].proposal.pieces
+    merges = totals[-1] - pieces
     ideal = (math.ceil(pieces / IN_FLIGHT) + (1 if merges else 0)) * DELAY
     return {"median": statistics.median(times), "ideal": ideal, "pieces": pieces,
             "merges": merges, "times": times, "tokens": window.tokens}
 
 
 async def _check() -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        store = await Store.open(Path(tmp) / "check.db")
-        settings = SessionSettings(compaction=CompactionSettings(auto="on"))
-        session = await Session.open(store, Providers(), settings)
-        root = session.tree.root.id
-        try:
-            batch = WriteBatch()
-            for n in range(CHECK_MESSAGES):
-                batch.add(root, "user" if n % 2 == 0 else "assistant", {"content": f"{n} {WORDS[:60]}"})
-            await session.commit(batch)
-            agent = session.tree[root]
-            await session.measure(root)
-            # Over compact_at and already compacted at this crossing: the check only.
-            session.compactor.auto_state[root] = AutoState(warned=True, armed=False)
-            times = []
-            for n in range(CHECKS):
-                one = WriteBatch()
-                one.add(root, "assistant", {"content": f"reply {n}"})
-                await session.commit(one)  # a turn ended with one more message
-                start = time.perf_counter()
-                await session.compactor.after_turn(agent)
-                times.append(time.perf_counter() - start)
-            w = await session.measure(root)
-        finally:
-            await session.close()
-            await store.close()
+    settings = SessionSettings(compaction=CompactionSettings(auto="on"))
+    async with fresh_session(Providers(), settings) as session:
+        root = await fill(session, CHECK_MESSAGES, lambda n: f"{n} {WORDS[:60]}")
+        agent = session.tree[root]
+        await session.measure(root)
+        # Over compact_at and already compacted at this crossing: the check only.
+        session.compactor.auto_state[root] = AutoState(warned=True, armed=False)
+        times = []
+        for n in range(CHECKS):
+            one = WriteBatch()
+            one.add(root, "assistant", {"content": f"reply {n}"})
+            await session.commit(one)  # a turn ended with one more message
+            start = time.perf_counter()
+            await session.compactor.after_turn(agent)
+            times.append(time.perf_counter() - start)
+        w = await session.measure(root)
     return {"median": statistics.median(times), "max": max(times),
             "share": (w.tokens + w.outside) / (w.budget or w.limit)}
 
 
 def figures(quick: bool = False) -> Iterator[str]:
-    r = asyncio.run(_measure(1 if quick else 3))
+    r = asyncio.run(with_fake(DELAY, REPLY, lambda api: _measure_on(api, 1 if quick else 3)))
     ratio = r["median"] / r["ideal"]
     verdict = "ok" if ratio <= GOAL else "miss"
     yield (f"compact_150k_vs_ideal: {ratio:.2f}x (<= {GOAL}x) {verdict}   "

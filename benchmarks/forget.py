@@ -20,25 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from side_timing import fill, fresh_session, rotated, time_proposals, with_fake  # noqa: E402
 
 from ikigai_tui.core.command_bus import Pending  # noqa: E402
-from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.notices import MatchingNotice  # noqa: E402
-from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
-from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.core.session import SessionSettings  # noqa: E402
 from ikigai_tui.llm.providers import Providers  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 
 GOAL = 1.3
 MESSAGES = 10_000
@@ -49,72 +43,32 @@ WORDS = ("the schema of orders and customers, an index on created_at, the weathe
          "a jazz album for the evening, and how the deployment pipeline should be split up ")
 
 
-CHILD = f"""
-import sys, time
-sys.path.insert(0, {str(ROOT)!r})
-from tests.fakes.server import FakeProvider, Reply
-
-def answer(received):
-    time.sleep({DELAY})
-    return Reply(tool_calls=[("report_matches", {{"matches": []}})], usage=(1000, 5))
-
-with FakeProvider() as fake:
-    fake.respond(answer)
-    print(fake.port, flush=True)
-    sys.stdin.read()
-"""
-
-
-async def _measure(reps: int) -> dict:
-    os.environ.setdefault("OPENAI_API_KEY", "bench-key")
-    child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(child.stdout.readline())
-        return await _measure_on(f"http://127.0.0.1:{port}/v1", reps)
-    finally:
-        child.stdin.close()
-        child.wait(timeout=10)
+REPLY = 'Reply(tool_calls=[("report_matches", {"matches": []})], usage=(1000, 5))'
 
 
 async def _measure_on(api_base: str, reps: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        store = await Store.open(Path(tmp) / "forget.db")
-        providers = Providers(api_base=api_base, timeout=60, max_retries=0,
-                              concurrency=IN_FLIGHT)
-        settings = SessionSettings(model="openai/gpt-4o-mini", matcher_chunk_tokens=CHUNK_TOKENS,
-                                   matcher_concurrency=IN_FLIGHT)
-        session = await Session.open(store, providers, settings)
-        root = session.tree.root.id
+    providers = Providers(api_base=api_base, timeout=60, max_retries=0, concurrency=IN_FLIGHT)
+    settings = SessionSettings(model="openai/gpt-4o-mini", matcher_chunk_tokens=CHUNK_TOKENS,
+                               matcher_concurrency=IN_FLIGHT)
+    async with fresh_session(providers, settings) as session:
         totals: list[int] = []
         session.listeners.append(
             lambda n: totals.append(n.total) if isinstance(n, MatchingNotice) else None)
-        try:
-            batch = WriteBatch()
-            for n in range(MESSAGES):
-                kind = "user" if n % 2 == 0 else "assistant"
-                batch.add(root, kind, {"content": f"{n}: {WORDS[n % 40:]}{WORDS[:n % 40]}"})
-            await session.commit(batch)
-            await session.measure(root)  # as the gauge does: the messages' counts are known
-            times, chunks = [], 0
-            for rep in range(reps + 1):
-                start = time.perf_counter()
-                outcome = await session.propose(root, "/forget the database schema talk")
-                took = time.perf_counter() - start
-                assert not isinstance(outcome, Pending)  # nothing matched: no review
-                chunks = totals[-1]
-                if rep:
-                    times.append(took)
-        finally:
-            await session.close()
-            await store.close()
+        root = await fill(session, MESSAGES, rotated(WORDS))
+
+        def nothing_matched(outcome) -> None:
+            assert not isinstance(outcome, Pending)  # nothing matched: no review
+
+        times = await time_proposals(session, root, "/forget the database schema talk", reps,
+                                     nothing_matched)
+    chunks = totals[-1]
     ideal = math.ceil(chunks / IN_FLIGHT) * DELAY
     return {"median": statistics.median(times), "ideal": ideal, "chunks": chunks,
             "times": times}
 
 
 def figures(quick: bool = False) -> Iterator[str]:
-    r = asyncio.run(_measure(1 if quick else 3))
+    r = asyncio.run(with_fake(DELAY, REPLY, lambda api: _measure_on(api, 1 if quick else 3)))
     ratio = r["median"] / r["ideal"]
     verdict = "ok" if ratio <= GOAL else "miss"
     yield (f"forget_10k_vs_ideal: {ratio:.2f}x (<= {GOAL}x) {verdict}   "

@@ -1,35 +1,24 @@
-"""Kept token counts in SQLite (the TokenCounts port): `message_tokens` (schema 6).
-
-Counts are kept in blocks, as the matcher's vectors are (vectors.py): one row per batch
-of counted messages with the range of ids it holds, ids packed as int64 and counts as
-float64. A context of 100,000 messages reads back as a few dozen rows in a few ms, not
-100,000 rows and a Python object per row. A block is written once, under the
-connection's lock like every other write, and never changed.
+"""Kept token counts in SQLite (the TokenCounts port): `message_tokens` (schema 6), in
+blocks as the matcher's vectors are (blocks.py): ids packed as int64 and counts as
+float64; and counts of whole texts by digest (`text_tokens`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ikigai_tui.core.ports import StoreError, TokenBlock
+from ikigai_tui.core.ports import TokenBlock
+from ikigai_tui.core.sqlite.blocks import BlockRows
 
 TOKENS_SCHEMA = 6
 
 
-def _int64(raw: bytes) -> int:
-    return int.from_bytes(raw, "little", signed=True)
-
-
-class TokenCountRows:
-    """Mixed into the SQLite store: needs _db, _lock, _fetch, _writing, readonly,
-    version, path."""
+class TokenCountRows(BlockRows):
+    """Mixed into the SQLite store (see BlockRows)."""
 
     async def token_blocks(self, encoding: str, low: int, high: int) -> list[TokenBlock]:
-        if self.version < TOKENS_SCHEMA:  # type: ignore[attr-defined]
-            return []  # an older file opened read-only: nothing kept
-        rows = await self._fetch(  # type: ignore[attr-defined]
-            "SELECT ids, tokens FROM message_tokens "
-            "WHERE encoding = ? AND low <= ? AND high >= ? ORDER BY rowid", (encoding, high, low))
+        rows = await self._read_blocks("message_tokens", ("encoding", encoding), "ids, tokens",
+                                       low, high, TOKENS_SCHEMA)
         return [TokenBlock(*row) for row in rows]
 
     async def save_token_block(self, encoding: str, block: TokenBlock) -> None:
@@ -37,16 +26,8 @@ class TokenCountRows:
             return
         if len(block.ids) % 8 or len(block.tokens) != len(block.ids):
             raise ValueError("a token block needs one int64 id and one float64 count per message")
-        if self.readonly:  # type: ignore[attr-defined]
-            raise StoreError(f"cannot write to {self.path}: it was opened read-only")  # type: ignore[attr-defined]
-        db = self._db  # type: ignore[attr-defined]
-        async with self._lock:  # type: ignore[attr-defined]
-            with self._writing():  # type: ignore[attr-defined]
-                await db.execute(
-                    "INSERT INTO message_tokens (encoding, low, high, ids, tokens) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (encoding, _int64(block.ids[:8]), _int64(block.ids[-8:]), block.ids,
-                     block.tokens))
+        await self._write_block("message_tokens", ("encoding", encoding), block.ids,
+                                {"tokens": block.tokens})
 
     async def text_tokens(self, encoding: str, digests: Iterable[str]) -> dict[str, float]:
         wanted = list(dict.fromkeys(digests))
@@ -61,8 +42,7 @@ class TokenCountRows:
     async def save_text_tokens(self, encoding: str, counts: dict[str, float]) -> None:
         if not counts:
             return
-        if self.readonly:  # type: ignore[attr-defined]
-            raise StoreError(f"cannot write to {self.path}: it was opened read-only")  # type: ignore[attr-defined]
+        self._check_writable()
         db = self._db  # type: ignore[attr-defined]
         async with self._lock:  # type: ignore[attr-defined]
             with self._writing():  # type: ignore[attr-defined]

@@ -1,18 +1,17 @@
 """The local matcher's index in SQLite (the MatchIndex port): message vectors kept in
 `message_vectors` (schema 5), words looked up in the full-text index of /recall.
 
-Vectors are kept in blocks (one row per batch the matcher computed, up to 512 messages,
-with the range of ids it holds), not one row per message: a context of 100,000 messages
-reads back as ~200 rows (~30 ms) instead of 100,000 (~150 ms and a Python object per
-message). A block is written once, in one transaction, under the connection's lock like
-every other write, and never changed.
+Vectors are kept in blocks (blocks.py: one row per batch the matcher computed, up to 512
+messages): a context of 100,000 messages reads back as ~200 rows (~30 ms) instead of
+100,000 (~150 ms and a Python object per message).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ikigai_tui.core.ports import StoreError, VectorBlock
+from ikigai_tui.core.ports import VectorBlock
+from ikigai_tui.core.sqlite.blocks import BlockRows
 
 VECTORS_SCHEMA = 5
 
@@ -25,20 +24,12 @@ def fts_term(word: str) -> str:
     return '"' + word.replace('"', '""') + '"' + ("*" if prefix else "")
 
 
-def _int64(raw: bytes) -> int:
-    return int.from_bytes(raw, "little", signed=True)
-
-
-class MatchIndexRows:
-    """Mixed into the SQLite store: needs _db, _lock, _fetch, _writing, _rollback,
-    readonly, version, path."""
+class MatchIndexRows(BlockRows):
+    """Mixed into the SQLite store (see BlockRows)."""
 
     async def message_vectors(self, model: str, low: int, high: int) -> list[VectorBlock]:
-        if self.version < VECTORS_SCHEMA:  # type: ignore[attr-defined]
-            return []  # an older file opened read-only: nothing kept
-        rows = await self._fetch(  # type: ignore[attr-defined]
-            "SELECT ids, tokens, vectors FROM message_vectors "
-            "WHERE model = ? AND low <= ? AND high >= ? ORDER BY rowid", (model, high, low))
+        rows = await self._read_blocks("message_vectors", ("model", model),
+                                       "ids, tokens, vectors", low, high, VECTORS_SCHEMA)
         return [VectorBlock(*row) for row in rows]
 
     async def save_message_vectors(self, model: str, block: VectorBlock) -> None:
@@ -46,16 +37,8 @@ class MatchIndexRows:
             return
         if len(block.ids) % 8 or len(block.tokens) != len(block.ids):
             raise ValueError("a vector block needs one int64 id and token count per message")
-        if self.readonly:  # type: ignore[attr-defined]
-            raise StoreError(f"cannot write to {self.path}: it was opened read-only")  # type: ignore[attr-defined]
-        db = self._db  # type: ignore[attr-defined]
-        async with self._lock:  # type: ignore[attr-defined]
-            with self._writing():  # type: ignore[attr-defined]
-                await db.execute(
-                    "INSERT INTO message_vectors (model, low, high, ids, tokens, vectors) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (model, _int64(block.ids[:8]), _int64(block.ids[-8:]), block.ids,
-                     block.tokens, block.vectors))
+        await self._write_block("message_vectors", ("model", model), block.ids,
+                                {"tokens": block.tokens, "vectors": block.vectors})
 
     async def word_hits(self, words: Sequence[str], low: int, high: int) -> dict[str, list[int]]:
         hits: dict[str, list[int]] = {}
