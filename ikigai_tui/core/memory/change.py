@@ -77,7 +77,7 @@ class Change:
             box.rename(self.where, self.new_where)
             return
         if self.kind == "dir":
-            if _snapshot(box, self.where) != (self.files, self.dirs):
+            if snapshot(box, self.where) != (self.files, self.dirs):
                 raise MemoryRefused(f"{self.path} changed since this change was planned; "
                                     "nothing was deleted")
             _remove_tree(box, self.where, self.files, self.dirs)
@@ -117,7 +117,8 @@ def _check_now(box: Sandbox, where: Location, kind: str | None, text: str | None
                             "was written")
 
 
-def _snapshot(box: Sandbox, where: Location) -> tuple[dict[str, str], tuple[str, ...]]:
+def snapshot(box: Sandbox, where: Location) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A directory's files (path below it -> text) and folders, as they are now."""
     files: dict[str, str] = {}
     dirs: list[str] = []
     for rel, _size, is_dir in box.walk(where):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikigai_tui.core.memory.change import Change, _check_room, check_file_size, missing_dirs
+from ikigai_tui.core.memory.change import (Change, _check_room, check_file_size, missing_dirs,
+                                            snapshot)
 from ikigai_tui.core.memory.sandbox import PREFIX, Location, MemoryRefused, Sandbox
 
 NUMBER_WIDTH = 6
@@ -179,15 +180,8 @@ def _delete(box: Sandbox, where: Location) -> Change:
     done = f"Successfully deleted {where.path}"
     if kind == "file":
         return Change("delete", where, box.read(where) or "", None, done)
-    files: dict[str, str] = {}
-    dirs: list[str] = []
-    for rel, _size, is_dir in box.walk(where):
-        if is_dir:
-            dirs.append(rel)
-        else:
-            inner = Location(where.parts + tuple(rel.split("/")), f"{where.path}/{rel}")
-            files[rel] = box.read(inner) or ""
-    return Change("delete", where, None, None, done, kind="dir", files=files, dirs=tuple(dirs))
+    files, dirs = snapshot(box, where)
+    return Change("delete", where, None, None, done, kind="dir", files=files, dirs=dirs)
 
 
 def _rename(box: Sandbox, args: dict[str, Any]) -> Change:
