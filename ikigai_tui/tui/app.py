@@ -7,9 +7,7 @@ turns each into a Textual message (tui/messages.py) for the widget that reacts t
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -31,12 +29,13 @@ from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
 from ikigai_tui.tui.history import typed_history
-from ikigai_tui.tui.keymap import APP_BINDINGS, check_keymap, keys_in_force
+from ikigai_tui.tui.keymap import APP_BINDINGS, check_keymap, key_names, keys_in_force
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.submit import attach_reviewers, submit
+from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.ui_state import ThemeKeeper, start_theme
 from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
@@ -46,11 +45,9 @@ from ikigai_tui.tui.widgets.streaming import preload_markdown
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 SessionFactory = Callable[[Config], Awaitable[Session]]
-# Signals that end the program; the streaming replies are kept first (see `stop_on_signal`).
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
-class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
+class IkigaiApp(StopOnSignal, EditorAction, MainScreenActions, QueueActions, App[None]):
     CSS_PATH = [STYLES / "app.tcss", STYLES / "widgets.tcss"]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
@@ -78,11 +75,11 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
         self.show_outside = True  # the scrollbacks' toggles (F8, F9), for every pane
         self.show_ids = False
         self.startup_error: str | None = None
-        self._signal_loop: asyncio.AbstractEventLoop | None = None  # (Textual has a _loop)
-        self._stop_task: asyncio.Task | None = None
         # The user's theme and keys; a bad one is a ConfigError before anything starts.
         self.keymap = check_keymap(config)
         self.set_keymap(self.keymap)
+        self.key_names = key_names(  # by binding id, as the welcome and the scrollback say them
+            [*APP_BINDINGS, *PromptInput.BINDINGS], self.keymap)
         theme = start_theme(config, self.available_themes)
         if theme is not None:
             self.theme = theme
@@ -98,11 +95,6 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
         if not handle(self, error):  # logged; a worker's is a notice, the rest ends the app
             super()._handle_exception(error)
 
-    def get_driver_class(self):
-        from ikigai_tui.tui.terminal import driver_class
-
-        return driver_class(super().get_driver_class(), self._terminal_gone)
-
     async def on_load(self) -> None:
         """Open the log before the terminal switches to the full screen.
 
@@ -110,10 +102,7 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
         drawn, not an empty one and then another), and a database that cannot be opened
         ends the program with one line on the ordinary terminal.
         """
-        self._signal_loop = loop = asyncio.get_running_loop()
-        for signum in STOP_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, self.stop_on_signal, signum)
+        self.catch_stop_signals()
         try:
             self.session = session = await self.open_session(self.config)
         except (StoreError, ProviderError, CommandError) as exc:
@@ -199,29 +188,6 @@ class IkigaiApp(EditorAction, MainScreenActions, QueueActions, App[None]):
             session, self.session = self.session, None
             with contextlib.suppress(Exception):
                 await close_session(session)
-
-    # -- stopping on a signal ------------------------------------------------------
-
-    def stop_on_signal(self, signum: int) -> None:
-        """SIGTERM, SIGHUP or the terminal gone: keep what each reply had received
-        (committed, flagged interrupted), then leave with status 128 + the signal."""
-        if self._stop_task is None:
-            self._stop_task = asyncio.get_running_loop().create_task(self._stop(signum))
-
-    async def _stop(self, signum: int) -> None:
-        # The turns are cancelled here, before Textual's shutdown touches the terminal
-        # (which may be gone): cancelling a turn commits its partial reply.
-        if self.session is not None:
-            with contextlib.suppress(Exception):
-                await self.session.close()
-        self.exit(return_code=128 + signum)
-
-    def _terminal_gone(self) -> None:
-        """Called by the driver, from its threads, when the terminal cannot be read or written."""
-        loop = self._signal_loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self.stop_on_signal, signal.SIGHUP)
 
     # -- session notices ---------------------------------------------------------
 

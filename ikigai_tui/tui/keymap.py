@@ -20,8 +20,8 @@ from textual.binding import Binding
 
 from ikigai_tui.config import Config, ConfigError
 
-__all__ = ["APP_BINDINGS", "check_keymap", "keys_of", "keys_in_force", "binding_groups",
-           "MODIFIERS"]
+__all__ = ["APP_BINDINGS", "check_keymap", "keys_of", "keys_in_force", "key_names",
+           "binding_groups", "MODIFIERS"]
 
 MODIFIERS = ("ctrl", "alt", "shift", "super", "meta", "hyper")
 # The main screen's bindings (the app's); the input's are in widgets/prompt.py.
@@ -212,3 +212,33 @@ def keys_in_force(bindings: Iterable, keymap: Mapping[str, str]) -> list[tuple[s
     """(keys, description) of each binding, with the user's keymap applied (for Help)."""
     return [(keymap.get(b.id or "", b.key), b.description)
             for b in bindings if isinstance(b, Binding)]
+
+
+_SPOKEN = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn"}
+
+
+def key_name(key: str) -> str:
+    """A key as the user calls it: "ctrl+t" -> "Ctrl+T", "f8" -> "F8", "escape" -> "Esc"."""
+    from textual.keys import key_to_character
+
+    *modifiers, name = key.split("+")
+    if name in _SPOKEN:
+        spoken = _SPOKEN[name]
+    elif len(name) == 1 or (name[:1] == "f" and name[1:].isdigit()):
+        spoken = name.upper()
+    else:
+        char = key_to_character(name)
+        spoken = char if char and char.isprintable() and not char.isspace() else name.title()
+    return "+".join([*(m.capitalize() for m in modifiers), spoken])
+
+
+def key_names(bindings: Iterable, keymap: Mapping[str, str]) -> dict[str, str]:
+    """Binding id -> its first key in force (the user's keymap applied), as key_name says
+    it: what the welcome and the hidden-messages line name."""
+    names: dict[str, str] = {}
+    for binding in bindings:
+        if isinstance(binding, Binding) and binding.id:
+            keys = keys_of(keymap.get(binding.id) or binding.key)
+            if keys:
+                names[binding.id] = key_name(keys[0])
+    return names

@@ -5,7 +5,7 @@ and a new agent's empty scrollback holds a welcome until its conversation starts
 from __future__ import annotations
 
 from ikigai_tui.tui.render import OUTSIDE_BAR
-from ikigai_tui.tui.welcome import HIDE_KEY, KEY_BINDINGS, KEYS, LINES, TITLE
+from ikigai_tui.tui.welcome import HIDE_ID, KEYS, LINES, TITLE
 
 from .conftest import all_lines, conversation, events_of, idle, root_id, settle, type_text
 
@@ -161,7 +161,9 @@ async def test_a_new_agent_is_welcomed_until_its_conversation_starts(bench):
         text = " ".join(lines)
         for word in ("Agents:", "Marks:", "Forks:", "The window:", "Dimmed:", "/undo"):
             assert word in text
-        assert all(key in text for key, _what in KEYS)
+        for shown in ("Enter send", "F1 help", "Ctrl+T agents", "F2 split", "Esc stop a reply",
+                      "F8 hides them"):
+            assert shown in text, shown
         await type_text(pilot, "hello")
         await pilot.press("enter")
         await idle(pilot)
@@ -173,13 +175,38 @@ def test_every_key_the_welcome_names_is_bound():
     from ikigai_tui.tui.app import IkigaiApp
     from ikigai_tui.tui.widgets.prompt import PromptInput
 
-    bound = {b.key for b in [*IkigaiApp.BINDINGS, *PromptInput.BINDINGS]}
+    ids = {b.id for b in [*IkigaiApp.BINDINGS, *PromptInput.BINDINGS]}
     assert len(KEYS) == 5
-    for key, _what in KEYS:
-        assert KEY_BINDINGS[key] in bound, key
-    shown, key, action = HIDE_KEY
-    assert any(f"{shown} hides them" in line for _name, line in LINES)
-    assert [b.action for b in IkigaiApp.BINDINGS if b.key == key] == [action]
+    for binding_id, _what in KEYS:
+        assert binding_id in ids, binding_id
+    assert any("{hide} hides them" in line for _name, line in LINES)
+    assert [b.action for b in IkigaiApp.BINDINGS if b.id == HIDE_ID] == ["toggle('outside')"]
+
+
+async def test_the_welcome_and_the_hidden_line_name_the_keys_the_keymap_binds(bench):
+    """Keys moved in the config's [keymap] are the keys the welcome and the hidden-messages
+    line name, not the defaults."""
+    (bench.tmp_path / "no-config.toml").write_text(
+        '[keymap]\nhelp = "f10"\nsend = "ctrl+s"\nagents = "ctrl+y"\nout-of-context = "f7"\n',
+        encoding="utf-8")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        text = " ".join(all_lines(app.panes.active.scrollback))
+        for shown in ("F10 help", "Ctrl+S send", "Ctrl+Y agents", "F2 split", "F7 hides them"):
+            assert shown in text, shown
+        for stale in ("F1 help", "Enter send", "Ctrl+T agents", "F8 hides"):
+            assert stale not in text, stale
+    async with bench.prep() as session:
+        await _rewound_forgotten_cleared(session)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f7")
+        await idle(pilot)
+        hidden = [line for line in all_lines(app.panes.active.scrollback) if line.startswith("⊘")]
+        assert any("(F7 shows them)" in line for line in hidden), hidden
+        assert not any("F8" in line for line in hidden), hidden
 
 
 # ---- the scrollback on its own: hiding reads on, the reasons stay bounded ---------------

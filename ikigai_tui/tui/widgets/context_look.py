@@ -70,10 +70,6 @@ class ContextLook:
         return max(MIN_ID_WIDTH, len(str(largest)) + 1)
 
 
-def toggle_key(app: object) -> str:
-    """The key that hides or shows them, as the keybar says it ("F8")."""
-    for binding in getattr(app, "BINDINGS", ()):
-        if getattr(binding, "action", None) == "toggle('outside')":
-            shown = app.get_key_display(binding)  # type: ignore[attr-defined]
-            return shown.upper() if shown[1:].isdigit() else shown
-    return ""
+def key_names_of(app: object) -> dict[str, str]:
+    """The keys in force by binding id (IkigaiApp.key_names; none in another app)."""
+    return getattr(app, "key_names", None) or {}

@@ -13,7 +13,7 @@ from textual.strip import Strip
 from ikigai_tui.tui.palette import Palette
 from ikigai_tui.tui.render import MESSAGE_KINDS, render_item, render_label, render_text
 from ikigai_tui.tui.transcript import Item
-from ikigai_tui.tui.welcome import welcome_text
+from ikigai_tui.tui.welcome import HIDE_ID, welcome_text
 from ikigai_tui.tui.widgets.lines import Lines
 
 
@@ -28,7 +28,7 @@ class Decor:
     rule_label: str = ""
     reasons: dict[int, str] = field(default_factory=dict)  # key -> why it is out
     show_outside: bool = True
-    toggle_key: str = ""  # the key that shows or hides them, for the placeholder
+    keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key (keymap.key_names)
     welcome: bool = False
 
 
@@ -38,7 +38,7 @@ def layout(items: Sequence[Item], strips: Sequence[Sequence[Strip]],
     lines = Lines()
     starts: list[int] = []
     if decor.welcome:
-        lines.add(render_text(decor.console, welcome_text(decor.palette), decor.width)
+        lines.add(render_text(decor.console, welcome_text(decor.palette, decor.keys), decor.width)
                   + [Strip.blank(0)])
     runs = _hidden_runs(items, decor) if not decor.show_outside else {}
     previous: str | None = None
@@ -61,7 +61,8 @@ def _label(decor: Decor, reason: str, hidden: int | None) -> list[Strip]:
         return render_label(f"⊘ {reason} · not in the context", decor.width,
                             decor.palette.outside_label)
     count = f"{hidden:,} message{'s' if hidden != 1 else ''}"
-    shows = f" ({decor.toggle_key} shows them)" if decor.toggle_key else ""
+    toggle = decor.keys.get(HIDE_ID)
+    shows = f" ({toggle} shows them)" if toggle else ""
     return render_label(f"⊘ {count} {reason} · not in the context, hidden{shows}", decor.width,
                         decor.palette.outside_label) + [Strip.blank(0)]
 

@@ -23,7 +23,7 @@ from textual.timer import Timer
 from ikigai_tui.tui.palette import COMPONENT_CLASSES, Palette, palette_of
 from ikigai_tui.tui.render import folds, render_item
 from ikigai_tui.tui.transcript import Item
-from ikigai_tui.tui.widgets.context_look import ContextLook, toggle_key
+from ikigai_tui.tui.widgets.context_look import ContextLook, key_names_of
 from ikigai_tui.tui.widgets.drawing import Drawing
 from ikigai_tui.tui.widgets.history_bar import History, HistoryBar
 from ikigai_tui.tui.widgets.layout import Decor, layout
@@ -210,7 +210,7 @@ class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, c
         look = self.look
         welcome = self.loaded and self.at_start and not any(i.key > 0 for i in self.items)
         decor = Decor(self.app.console, self._content_width(), self.palette, self.rule_key,
-                      self.rule_label, look.reasons, look.show_outside, toggle_key(self.app),
+                      self.rule_label, look.reasons, look.show_outside, key_names_of(self.app),
                       welcome)
         lines, starts = layout(self.items, self._strips, decor)
         self._lines = lines
