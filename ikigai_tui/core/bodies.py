@@ -44,6 +44,9 @@ def outline(kind: str, payload: dict) -> Mapping[str, Any]:
 
 def outline_row(row: EventRow) -> EventRow:
     kind = row[1]
+    if kind == "pruned_summary" and "summary" in row[2]:
+        # One after every turn once the window prunes: its text is read on demand too.
+        return (row[0], kind, {k: v for k, v in row[2].items() if k != "summary"})
     if kind not in CONTEXT_MESSAGE_KINDS:
         return row
     return (row[0], kind, outline(kind, row[2]))  # type: ignore[return-value]

@@ -54,10 +54,10 @@ def body_text(received) -> str:
     return json.dumps(received.body)
 
 
-async def harness(make, **compaction):
+async def harness(make, path=None, **compaction):
     compaction.setdefault("summarize_pruned", True)
-    return await make(settings_of_session={"budget": BUDGET,
-                                           "compaction": CompactionSettings(**compaction)})
+    return await make(path=path, settings_of_session={
+        "budget": BUDGET, "compaction": CompactionSettings(**compaction)})
 
 
 def notes(h, kind: str | None = None) -> list[str]:
@@ -363,3 +363,24 @@ async def test_recall_says_a_pruned_message_is_summarised(make, fake, fmt):
     assert states[covered[0]] == "pruned by the window (summarised, not sent verbatim)"
     last = (await h.context())[-2][0]  # the latest user message: in the window
     assert states[last] == "in the context"
+
+
+async def test_the_replay_keeps_no_summary_text_and_a_reopened_session_sends_it(make, fake, fmt, tmp_path):
+    path = tmp_path / "p.db"
+    h = await harness(make, path=path)
+    provider = Provider()
+    fake.respond(provider)
+    await turns(h, 10)
+    before = (await h.session.plan(h.root, messages=True)).request().system
+    r = await h.session.replayer(h.root)
+    rows = [row for row in r.history if row[1] == KIND]
+    assert rows and all("summary" not in row[2] for row in rows)  # text stays in the log
+    assert HEADING in before
+    await h.session.close()
+    await h.store.close()
+    h.closed = True
+    again = await harness(make, path=path)
+    plan = await again.session.plan(again.root, messages=True)
+    assert plan.request().system == before
+    rows = [row for row in (await again.session.replayer(again.root)).history if row[1] == KIND]
+    assert rows and all("summary" not in row[2] for row in rows)

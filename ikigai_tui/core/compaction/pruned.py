@@ -46,7 +46,7 @@ CUT_NOTE = "\n[... the rest of this summary is cut to fit its reserve ...]"
 class PrunedSummary:
     event_id: int
     agent_id: str  # whose event it is (an ancestor's when inherited at a fork)
-    text: str
+    text: str | None  # None when read from an outline (PrunedSummaries.text reads it)
     ranges: tuple[tuple[int, int], ...]
     covered: int  # the context messages it stands for: the first `covered` of the context
     tokens: int  # as counted when it was made
@@ -60,7 +60,7 @@ def from_row(agent_id: str, row: tuple[int, str, dict]) -> PrunedSummary | None:
     try:
         ranges = tuple((int(a), int(b)) for a, b in payload["ranges"])
         covered = int(payload["messages"])
-        text = str(payload["summary"])
+        text = str(payload["summary"]) if "summary" in payload else None
     except (KeyError, TypeError, ValueError):
         return None
     if covered <= 0 or not ranges:
@@ -158,6 +158,21 @@ class PrunedSummaries:
         self._inherited: dict[str, PrunedSummary | None] = {}
         self._valid: dict[str, tuple[tuple, bool]] = {}
         self._counts: dict[tuple[int, str, int], tuple[str, float]] = {}
+        self._texts: dict[int, str] = {}  # by event id: the replay keeps outlines
+
+    async def text(self, summary: PrunedSummary) -> str:
+        """The summary's text (read from the log: the replay holds the event's outline)."""
+        if summary.text is not None:
+            return summary.text
+        text = self._texts.get(summary.event_id)
+        if text is None:
+            payload = (await self.session.bodies.get([summary.event_id], cache=False)).get(
+                summary.event_id, {})
+            text = str(payload.get("summary") or "")
+            if len(self._texts) >= 16:
+                self._texts.clear()
+            self._texts[summary.event_id] = text
+        return text
 
     def own_latest(self, agent_id: str, r: Replayer) -> PrunedSummary | None:
         seen = self._seen.get(agent_id)
@@ -217,7 +232,7 @@ class PrunedSummaries:
         if counted is None:
             if len(self._counts) > 256:
                 self._counts.clear()
-            text = fit(summary.text, reserve, lambda t: counter.scale(counter.text(t)))
+            text = fit(await self.text(summary), reserve, lambda t: counter.scale(counter.text(t)))
             counted = self._counts[ckey] = (text, counter.text(block(text)))
         text, raw = counted
         if not text:

@@ -120,8 +120,9 @@ async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSum
     full = await session.bodies.entries(r, new, cache=False)
     candidates = [Candidate(k, full[k][1], message_text(full[k][1], full[k][2]))
                   for k in new if k in full]
-    if previous is not None:
-        candidates.insert(0, Candidate(previous.event_id, "summary", previous.text))
+    earlier = await compactor.pruned.text(previous) if previous is not None else None
+    if earlier is not None:
+        candidates.insert(0, Candidate(previous.event_id, "summary", earlier))
     heading = counter.scale(counter.text(block("")))
     room = max(64, reserve - heading)
     changes = r.changes
@@ -132,7 +133,7 @@ async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSum
     if model == OFFLINE:
         fresh = [c for c in candidates if c.kind != "summary"]
         summary = extractive_summary(fresh, None, 10 ** 9)
-        text = extractive_update(previous.text if previous else None, summary.text,
+        text = extractive_update(earlier, summary.text,
                                  max(400, room * 4 * 9 // 10))
         summary = Summary(text, summary.model, 1, 0, None, extractive=True)
     else:

@@ -18,7 +18,8 @@ PAYLOAD_BATCH = 900  # ids in one SELECT (under SQLite's 999 parameters of old)
 _MESSAGES = ", ".join(f"'{k}'" for k in sorted(CONTEXT_MESSAGE_KINDS))
 # A message's outline, made by SQLite (json_remove in C): no text reaches Python.
 _OUTLINE = (f"CASE WHEN kind IN ({_MESSAGES}) THEN json_remove(payload, '$.content', "
-            "'$.arguments') ELSE payload END")
+            "'$.arguments') WHEN kind = 'pruned_summary' THEN json_remove(payload, "
+            "'$.summary') ELSE payload END")
 
 
 def _decode(rows: list) -> list[EventRow]:
