@@ -12,7 +12,12 @@ untouched; a big one costs one mmap and munmap, nothing next to filling it.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
+import sys
+import threading
+from collections.abc import Iterator
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
 BIG_BLOCK = 1 << 20
@@ -48,6 +53,57 @@ def freeze_imported() -> None:
     import has settled (the app's first frame, litellm's preload, Markdown's), so the
     collector walks only what the program makes afterwards. Objects frozen are never freed,
     so it is called after imports, not after reading a log."""
-    import gc
-
     gc.freeze()
+
+
+
+_pause_lock = threading.Lock()
+_pauses = 0
+_was_enabled = False
+
+
+class _FreezeAtEachImport:
+    """A meta-path finder that finds nothing: at each import it freezes what was made so
+    far, so that a collection while a load runs walks only what came since the last import."""
+
+    @staticmethod
+    def find_spec(*_args: object) -> None:
+        gc.freeze()
+        return None
+
+
+_FREEZER = _FreezeAtEachImport()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """For a long load in a background thread (litellm's import and first request: ~350,000
+    objects that live as long as the program).
+
+    While a load grows the heap the cyclic collector runs full collections over all of it,
+    each longer than the last (20, 60, 100, ... 175 ms while litellm loads), holding the GIL
+    all along: the event loop freezes that long, whichever thread set it off. So the
+    collector is off during the load and what it made is frozen at the end (out of every
+    later walk). Each import also freezes what came before it, for when another part turns
+    the collector back on meanwhile (a log's replay pauses it too, and resumes it when
+    done). Nested and concurrent uses count: the collector is back on when the last ends,
+    if it was on before the first began. Objects frozen are never collected, so it wraps
+    loads, not work that makes garbage."""
+    global _pauses, _was_enabled
+    with _pause_lock:
+        if _pauses == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+            sys.meta_path.insert(0, _FREEZER)  # type: ignore[arg-type]
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0:
+                if _FREEZER in sys.meta_path:
+                    sys.meta_path.remove(_FREEZER)  # type: ignore[arg-type]
+                gc.freeze()
+                if _was_enabled:
+                    gc.enable()

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ikigai_tui.core.provider import (
     ProviderError, Request, StreamEvent, TextDelta, ToolCall, TransientError, Usage,
 )
+from ikigai_tui.heap import collector_paused
+from ikigai_tui.llm import lazy_encoding
 from ikigai_tui.llm.errors import classify, missing_key, no_key_message, one_line, redact
 from ikigai_tui.llm.litellm_thread import relay, warm
 
@@ -35,11 +37,16 @@ def import_litellm() -> Any:
         if _litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
-            import litellm
+            with collector_paused():  # its ~300,000 objects: see heap.py
+                import litellm
 
             litellm.suppress_debug_info = True
             litellm.disable_hf_tokenizer_download = True
             litellm.drop_params = True
+            with collector_paused():
+                # Its default tokenizer, fetched by every request (pricing the prompt, the
+                # Anthropic handler) but hardly ever used: built only if used.
+                lazy_encoding.install()
             for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
                 logger = logging.getLogger(name)
                 logger.handlers.clear()

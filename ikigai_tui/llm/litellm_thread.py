@@ -2,13 +2,18 @@
 the caller's event loop.
 
 litellm's first request does seconds of synchronous work wherever it runs: importing
-litellm (3-4 s), the OpenAI SDK's lazy import of its resources (~0.4 s), loading a
-tokenizer to price the prompt (~0.3 s); and every request turns the messages into the
-SDK's types and prices the prompt (tens of ms for a long context). On the app's loop all
+litellm (3-4 s), the OpenAI SDK's lazy import of its resources (~0.4 s), its default
+tokenizer (built on first use now: lazy_encoding.py); and every request turns the
+messages into the SDK's types. On the app's loop all
 of that freezes the screen. So one daemon thread runs an event loop of its own, litellm's
 requests run on it, and their events are relayed to the caller's loop (`relay`).
 `preload(model)` warms it all up in that thread, ahead of the first request (and loads
 the tokenizer the session counts the model's tokens with).
+
+Work off the loop still freezes it when it holds the GIL for long: a thread is not
+switched out inside one C call, nor during a garbage collection. The loads here run with
+the collector paused (heap.collector_paused: full collections over litellm's growing
+heap took 20-175 ms each).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from ikigai_tui.heap import freeze_imported
+from ikigai_tui.heap import collector_paused, freeze_imported
 
 T = TypeVar("T")
 _lock = threading.Lock()
@@ -50,11 +55,18 @@ def thread() -> threading.Thread | None:
 
 def preload(model: str) -> concurrent.futures.Future:
     """Import litellm and what its first request to `model` would load (the SDK's
-    resources, the tokenizer that prices a prompt), in litellm's thread. Returns at once."""
+    resources, the session's tokenizer for the model), in litellm's thread. Returns at once."""
     return asyncio.run_coroutine_threadsafe(_preload(model), loop())
 
 
 async def _preload(model: str) -> None:
+    with collector_paused():  # no collection walks the growing heap meanwhile: see heap.py
+        await _rehearse(model)
+    freeze_imported()  # litellm's ~300,000 objects: out of the collector's walks
+    _ready.add(model)
+
+
+async def _rehearse(model: str) -> None:
     warm(model)
     if model not in _rehearsed:
         _rehearsed.add(model)
@@ -64,34 +76,34 @@ async def _preload(model: str) -> None:
             response = await import_litellm().acompletion(
                 model=model, messages=[{"role": "user", "content": "warm"}], stream=True,
                 mock_response="ok", stream_options={"include_usage": True})
+            # Its first chunk, then closed: at the end of a stream without usage (a mock
+            # reports none) litellm counts the reply's tokens, which would build a
+            # tokenizer (lazy_encoding.py) that a real reply, with usage, never needs.
             async for _chunk in response:
-                pass
+                break
+            await response.aclose()
         except Exception:  # noqa: BLE001  (a warm-up: the real request reports what fails)
             pass
-    freeze_imported()  # litellm's ~300,000 objects: out of the collector's walks
-    _ready.add(model)
 
 
 def warm(model: str) -> None:
     """Everything a first request to `model` loads; in litellm's thread (it blocks)."""
     from ikigai_tui.llm.litellm_provider import import_litellm
 
-    litellm = import_litellm()
+    import_litellm()
     if model in _preloaded:
         return
     try:
         from ikigai_tui.core.tokens import encoding_name, load_encoding
 
-        # The session's own counter of the model's tokens (a new message is counted at
-        # the send): tiktoken's tables hold the GIL while they load, better now than then.
-        name = encoding_name(model)
-        if name is not None:
-            load_encoding(name)
-        import anyio._backends._asyncio  # noqa: F401  (litellm runs sync callbacks by anyio)
-        import openai.resources  # noqa: F401  (the client's lazy `chat` resource imports it)
-
-        # Prices the prompt as a request would: loads the model's tokenizer.
-        litellm.token_counter(model=model, messages=[{"role": "user", "content": "warm"}])
+        with collector_paused():
+            # The session's own counter of the model's tokens (a new message is counted
+            # at the send): tiktoken's tables hold the GIL while they load, better now.
+            name = encoding_name(model)
+            if name is not None:
+                load_encoding(name)
+            import anyio._backends._asyncio  # noqa: F401  (litellm runs sync callbacks by anyio)
+            import openai.resources  # noqa: F401  (the client's lazy `chat` resource imports it)
     except Exception:  # noqa: BLE001  (a warm-up: the real request reports what fails)
         pass
     _preloaded.add(model)
