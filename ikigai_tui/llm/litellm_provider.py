@@ -20,6 +20,7 @@ from ikigai_tui.core.provider import (
 )
 from ikigai_tui.heap import collector_paused
 from ikigai_tui.llm import lazy_encoding
+from ikigai_tui.llm.gentle_json import python_json_here
 from ikigai_tui.llm.errors import classify, missing_key, no_key_message, one_line, redact
 from ikigai_tui.llm.litellm_thread import relay, warm
 
@@ -37,7 +38,9 @@ def import_litellm() -> Any:
         if _litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
-            with collector_paused():  # its ~300,000 objects: see heap.py
+            # Its ~300,000 objects (heap.py) and its big JSON files (gentle_json.py): in
+            # steps short enough for the event loop to run between them.
+            with collector_paused(), python_json_here():
                 import litellm
 
             litellm.suppress_debug_info = True
