@@ -13,7 +13,6 @@ encoding itself (tiktoken, 0.2 s) happens in a thread too.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import sys
 from array import array
@@ -82,7 +81,9 @@ async def fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | Non
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    from hashlib import sha256  # first needed after the first frame: not at start-up
+
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 async def _load(counter: TokenCounter) -> None:

@@ -14,7 +14,6 @@ replaces a directory entry and never writes through a link.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -216,7 +215,9 @@ class Sandbox:
                     raise _refusal(exc, where.path) from None
                 os.close(fd)
                 return
-            temp = f".tmp-{os.getpid()}-{secrets.token_hex(6)}"
+            from secrets import token_hex  # on a write only: not at start-up
+
+            temp = f".tmp-{os.getpid()}-{token_hex(6)}"
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
                          dir_fd=dfd)
             try:
