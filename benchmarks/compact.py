@@ -31,7 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from side_timing import fill, fresh_session, rotated, time_proposals, with_fake  # noqa: E402
+from side_timing import (  # noqa: E402
+    fill, fresh_session, ratio_line, rotated, time_proposals, with_fake,
+)
 
 from ikigai_tui.core.command_bus import Pending  # noqa: E402
 from ikigai_tui.core.compaction import CompactingNotice, CompactionSettings  # noqa: E402
@@ -105,12 +107,9 @@ async def _check() -> dict:
 
 def figures(quick: bool = False) -> Iterator[str]:
     r = asyncio.run(with_fake(DELAY, REPLY, lambda api: _measure_on(api, 1 if quick else 3)))
-    ratio = r["median"] / r["ideal"]
-    verdict = "ok" if ratio <= GOAL else "miss"
-    yield (f"compact_150k_vs_ideal: {ratio:.2f}x (<= {GOAL}x) {verdict}   "
-           f"[{r['median'] * 1e3:.0f} ms for {r['pieces']} pieces ({IN_FLIGHT} in flight) and "
-           f"{r['merges']} merge request(s) over ~{r['tokens']:,} tokens, ideal "
-           f"{r['ideal'] * 1e3:.0f} ms; runs {', '.join(f'{t * 1e3:.0f}' for t in r['times'])} ms]")
+    yield ratio_line("compact_150k_vs_ideal", r, GOAL,
+                     f"{r['pieces']} pieces ({IN_FLIGHT} in flight) and {r['merges']} merge "
+                     f"request(s) over ~{r['tokens']:,} tokens")
     c = asyncio.run(_check())
     ms = c["median"] * 1e3
     verdict = "ok" if ms <= CHECK_GOAL_MS else "miss"

@@ -27,7 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from side_timing import fill, fresh_session, rotated, time_proposals, with_fake  # noqa: E402
+from side_timing import (  # noqa: E402
+    fill, fresh_session, ratio_line, rotated, time_proposals, with_fake,
+)
 
 from ikigai_tui.core.command_bus import Pending  # noqa: E402
 from ikigai_tui.core.notices import MatchingNotice  # noqa: E402
@@ -69,11 +71,7 @@ async def _measure_on(api_base: str, reps: int) -> dict:
 
 def figures(quick: bool = False) -> Iterator[str]:
     r = asyncio.run(with_fake(DELAY, REPLY, lambda api: _measure_on(api, 1 if quick else 3)))
-    ratio = r["median"] / r["ideal"]
-    verdict = "ok" if ratio <= GOAL else "miss"
-    yield (f"forget_10k_vs_ideal: {ratio:.2f}x (<= {GOAL}x) {verdict}   "
-           f"[{r['median'] * 1e3:.0f} ms for {r['chunks']} chunks, {IN_FLIGHT} in flight, "
-           f"ideal {r['ideal'] * 1e3:.0f} ms; runs {', '.join(f'{t * 1e3:.0f}' for t in r['times'])} ms]")
+    yield ratio_line("forget_10k_vs_ideal", r, GOAL, f"{r['chunks']} chunks, {IN_FLIGHT} in flight")
 
 
 if __name__ == "__main__":

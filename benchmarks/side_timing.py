@@ -98,3 +98,13 @@ async def time_proposals(session: Session, agent_id: str, command: str, reps: in
         if rep:
             times.append(took)
     return times
+
+
+def ratio_line(name: str, r: dict, goal: float, what: str) -> str:
+    """`name: 1.12x (<= 1.3x) ok   [... ms for WHAT, ideal ... ms; runs ... ms]`: the
+    median time over the ideal one."""
+    ratio = r["median"] / r["ideal"]
+    verdict = "ok" if ratio <= goal else "miss"
+    runs = ", ".join(f"{t * 1e3:.0f}" for t in r["times"])
+    return (f"{name}: {ratio:.2f}x (<= {goal}x) {verdict}   [{r['median'] * 1e3:.0f} ms for "
+            f"{what}, ideal {r['ideal'] * 1e3:.0f} ms; runs {runs} ms]")
