@@ -104,6 +104,9 @@ def warm(model: str) -> None:
                 load_encoding(name)
             import anyio._backends._asyncio  # noqa: F401  (litellm runs sync callbacks by anyio)
             import openai.resources  # noqa: F401  (the client's lazy `chat` resource imports it)
+            from litellm.llms.custom_httpx.http_handler import get_ssl_configuration
+
+            get_ssl_configuration()  # the TLS context its HTTP clients share (~25 ms; cached)
     except Exception:  # noqa: BLE001  (a warm-up: the real request reports what fails)
         pass
     _preloaded.add(model)
