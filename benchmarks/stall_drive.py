@@ -6,11 +6,13 @@ process that drives the full-screen app headless at 120x40 with a loop-lag probe
                                                        frame that shows the destination, and
                                                        the longest stall until the page is
                                                        all drawn
-  python benchmarks/stall_drive.py send cold|warm DB   the first message sent to a real
+  python benchmarks/stall_drive.py send cold|warm DB [MODEL]
+                                                       the first message sent to a real
                                                        provider (the loopback fake, through
-                                                       real litellm): cold, at once after
-                                                       the first frame (litellm loading);
-                                                       warm, once the preload is done
+                                                       real litellm; openai/gpt-4o unless
+                                                       MODEL): cold, at once after the
+                                                       first frame (litellm loading); warm,
+                                                       once the preload is done
   python benchmarks/stall_drive.py stream EMPTY BIG    the longest stall while a 10,000-chunk
                                                        reply streams (tui_drive's scenario)
 """
@@ -89,9 +91,13 @@ async def _jumps(db: str, rounds: int) -> dict:
     return {"times": times, "stalls": stalls, "problems": sorted(set(problems))}
 
 
-async def _send(mode: str, db: str) -> dict:
-    """Enter on a message to openai/gpt-4o (the loopback fake) until the reply is in."""
-    os.environ["OPENAI_API_KEY"] = "bench-key"
+KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
+
+
+async def _send(mode: str, db: str, model: str = "openai/gpt-4o") -> dict:
+    """Enter on a message to `model` (the loopback fake) until the reply is in."""
+    provider = model.partition("/")[0]
+    os.environ[KEYS[provider]] = "bench-key"
     from textual import events
 
     from tests.fakes.server import FakeProvider, Reply
@@ -106,7 +112,8 @@ async def _send(mode: str, db: str) -> dict:
         take = fake._take
         fake._take = lambda received: (wire.append(perf()), take(received))[1]
         fake.queue(Reply(text="a reply " * 200, chunk_size=12))
-        cfg = config.load(db=db, model="openai/gpt-4o", api_base=fake.openai_base, env={},
+        base = fake.openai_base if provider == "openai" else fake.base_url
+        cfg = config.load(db=db, model=model, api_base=base, env={},
                           config_path=str(Path(db).with_name("no-config.toml")))
         app = IkigaiApp(cfg)
         finished = asyncio.Event()
@@ -116,7 +123,7 @@ async def _send(mode: str, db: str) -> dict:
             await pilot.pause()
             if mode == "warm":
                 for _ in range(3000):  # the preload, started after the first frame
-                    if litellm_thread.preloaded("openai/gpt-4o"):
+                    if litellm_thread.preloaded(model):
                         break
                     await asyncio.sleep(0.01)
                 else:
@@ -164,7 +171,7 @@ def main(argv: list[str]) -> None:
     if mode == "jumps":
         report(asyncio.run(_jumps(argv[1], int(argv[2]))))
     elif mode == "send":
-        report(asyncio.run(_send(argv[1], argv[2])))
+        report(asyncio.run(_send(*argv[1:4])))
     elif mode == "stream":
         report(asyncio.run(_stream_stall(argv[1], argv[2])))
     else:

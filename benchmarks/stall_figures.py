@@ -13,6 +13,9 @@ lines after its own figures.
                              resources and the tokenizer loaded).
   enter_to_wire_warm_ms      That warm send: the Enter key event to the request reaching
                              the fake provider.
+  stall_first_send_cold_anthropic_ms   The cold send to anthropic/claude-sonnet-4-5 (the
+                             fake's Anthropic wire format): litellm's paths for a model
+                             without a tiktoken encoding of its own (its default one).
   stall_stream_ms            A 10,000-chunk reply streamed at the end of the 100,000-message
                              transcript, a paint per chunk (the stream figure's scenario).
   stall_jump_ms              Ctrl+Home and Ctrl+End on logs of 2,000, 10,000 and 100,000
@@ -47,6 +50,7 @@ JUMP_GOAL_MS = 30.0
 WIRE_GOAL_MS = 30.0
 SIZES = (2_000, 10_000, 100_000)
 DRIVER = HERE / "stall_drive.py"
+ANTHROPIC = "anthropic/claude-sonnet-4-5"  # no tiktoken encoding of its own: litellm's default
 
 
 def fmt(name: str, ms: float, goal: float, details: str) -> str:
@@ -79,14 +83,17 @@ def figures(quick: bool = False) -> Iterator[str]:
 
         runs = 2 if quick else 3
         try:
-            sends = {mode: [] for mode in ("cold", "warm")}
+            sends = {mode: [] for mode in ("cold", "warm", "cold_anthropic")}
             for _ in range(runs):
                 for mode in sends:
-                    db = tmp / f"send-{mode}-{len(sends[mode])}.db"  # new: its root on gpt-4o
-                    result = child(["send", mode, str(db)])
+                    db = tmp / f"send-{mode}-{len(sends[mode])}.db"  # new: its root on the model
+                    args = ["send", mode.partition("_")[0], str(db)]
+                    if mode == "cold_anthropic":
+                        args.append(ANTHROPIC)
+                    result = child(args)
                     problems.extend(result["problems"])
                     sends[mode].append(result)
-            for mode in ("cold", "warm"):
+            for mode in ("cold", "warm", "cold_anthropic"):
                 longest = [r["longest_ms"] for r in sends[mode]]
                 yield fmt(f"stall_first_send_{mode}_ms", statistics.median(longest), STALL_GOAL_MS,
                           f"runs {', '.join(f'{x:.0f}' for x in longest)} ms; stalls over 20 ms "
