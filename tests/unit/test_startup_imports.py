@@ -1,0 +1,33 @@
+"""The full screen's start-up imports what its first frame needs and no more (the cold
+start figure, benchmarks/tui.py): the command handlers, the tools, compaction and the
+memory tool's modules load when first used, after the first frame."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+LATER = (
+    "ikigai_tui.core.commands_context", "ikigai_tui.core.commands_memory",
+    "ikigai_tui.core.commands_compact", "ikigai_tui.core.commands_agents",
+    "ikigai_tui.core.compaction.service", "ikigai_tui.core.compaction.summarise",
+    "ikigai_tui.core.matching.llm", "ikigai_tui.core.tools.memory",
+    "ikigai_tui.core.tools.slash", "ikigai_tui.core.memory.change",
+    "ikigai_tui.tui.screens.memory_diff", "email.utils", "secrets",
+)
+
+
+def _loaded(statement: str, names: tuple[str, ...]) -> list[str]:
+    code = f"import sys\n{statement}\nprint(','.join(m for m in {names!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def test_the_app_imports_none_of_what_comes_after_the_first_frame():
+    assert _loaded("import ikigai_tui.tui.app, ikigai_tui.runtime", LATER) == []
+
+
+def test_a_command_still_finds_its_handler():
+    statement = ("import asyncio\nfrom ikigai_tui.core.command_table import REGISTRY\n"
+                 "REGISTRY.get('marks')\nimport ikigai_tui.core.commands_context")
+    assert _loaded(statement, LATER) == ["ikigai_tui.core.commands_context"]  # the check can fail
