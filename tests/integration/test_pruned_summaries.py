@@ -6,11 +6,13 @@ stops after 3 failures; the summary stands only for what the context still holds
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
 import pytest
 
+from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.compaction import CompactionNotice, CompactionSettings
 from ikigai_tui.core.compaction.pruned import CUT_NOTE, HEADING, KIND
 from ikigai_tui.core.compaction.proposal import CompactVerdict
@@ -384,3 +386,32 @@ async def test_the_replay_keeps_no_summary_text_and_a_reopened_session_sends_it(
     assert plan.request().system == before
     rows = [row for row in (await again.session.replayer(again.root)).history if row[1] == KIND]
     assert rows and all("summary" not in row[2] for row in rows)
+
+
+async def test_a_compaction_is_refused_while_a_summary_is_being_made(make, fake, fmt):
+    h = await harness(make)
+    provider = Provider()
+    fake.respond(provider)
+    n = 0
+    while not provider.requests:  # until the window prunes and a first summary is made
+        assert await h.say(f"step {n}: {WORDS}")
+        n += 1
+    made = len(provider.requests)
+    slow = Provider()
+    slow.requests = provider.requests
+
+    def respond(received):
+        reply = slow(received)
+        if is_pruned_request(received):
+            return Reply(text="## Goal\nslow summary", chunk_size=2, chunk_delay=0.05)
+        return reply
+
+    fake.respond(respond)
+    task = await h.session.say(h.root, f"step {n}: {WORDS}")
+    while len(provider.requests) == made:
+        await asyncio.sleep(0.01)
+    with pytest.raises(CommandError, match="pruned turns is being made"):
+        await h.session.command(h.root, "/compact --keep 1")
+    assert await asyncio.wait_for(task, 20)
+    assert (await h.events(kind=KIND))[-1].payload["summary"] == "## Goal\nslow summary"
+    assert await h.events(kind="compact") == []

@@ -157,7 +157,7 @@ class PrunedSummaries:
         self._seen: dict[str, _Seen] = {}
         self._inherited: dict[str, PrunedSummary | None] = {}
         self._valid: dict[str, tuple[tuple, bool]] = {}
-        self._counts: dict[tuple[int, str, int], tuple[str, float]] = {}
+        self._counts: dict[tuple[int, str, int, float], tuple[str, float]] = {}
         self._texts: dict[int, str] = {}  # by event id: the replay keeps outlines
 
     async def text(self, summary: PrunedSummary) -> str:
@@ -227,7 +227,7 @@ class PrunedSummaries:
         if not cached[1]:
             return None
         counter = meter.counter
-        ckey = (summary.event_id, counter.model, reserve)
+        ckey = (summary.event_id, counter.model, reserve, counter.factor)  # a learned factor: recut
         counted = self._counts.get(ckey)
         if counted is None:
             if len(self._counts) > 256:

@@ -175,6 +175,16 @@ def _sections(text: str) -> tuple[list[str], list[str]]:
     return [e for e in entries if e and e != "none"], artifacts
 
 
+def _skipped(entry: str) -> int | None:
+    """The count of a "- ... N turns not listed ..." entry, None for a turn's entry."""
+    match = _SKIPPED.fullmatch(entry)
+    return None if match is None else int(match.group(1).replace(",", ""))
+
+
+def _marker(count: int) -> str:
+    return f"- ... {count:,} turns not listed ..."
+
+
 def extractive_update(previous: str | None, fresh: str, max_chars: int) -> str:
     """The offline model's update: the earlier extractive summary's turns and artifacts,
     then the new turns' (the first and the latest kept when they do not all fit), not an
@@ -185,23 +195,21 @@ def extractive_update(previous: str | None, fresh: str, max_chars: int) -> str:
     trail = list(dict.fromkeys(trail + new_trail))
     budget = max(100, max_chars - len(prompt.EXTRACTIVE_TITLE) - 64)
     # Turns an earlier update left out are counted in one marker, where the first was.
-    skipped, where = 0, None
-    for n, entry in enumerate(entries):
-        if (match := _SKIPPED.fullmatch(entry)) is not None:
-            skipped += int(match.group(1).replace(",", ""))
-            where = n if where is None else where
-    entries = [e for e in entries if _SKIPPED.fullmatch(e) is None]
+    counts = [_skipped(e) for e in entries]
+    skipped = sum(n for n in counts if n is not None)
+    where = next((i for i, n in enumerate(counts) if n is not None), 0)
+    entries = [e for e, n in zip(entries, counts) if n is None]
     kept = prompt._fit(entries, budget * 3 // 4)
     if skipped:
-        cut = next((n for n, e in enumerate(kept) if _SKIPPED.fullmatch(e)), None)
+        cut = next((i for i, e in enumerate(kept) if _skipped(e) is not None), None)
         if cut is not None:
-            skipped += int(_SKIPPED.fullmatch(kept[cut]).group(1).replace(",", ""))  # type: ignore[union-attr]
-            kept[cut] = f"- ... {skipped:,} turns not listed ..."
+            kept[cut] = _marker(skipped + (_skipped(kept[cut]) or 0))
         else:
-            kept.insert(min(where or 0, len(kept)), f"- ... {skipped:,} turns not listed ...")
+            kept.insert(min(where, len(kept)), _marker(skipped))
+    room = budget - sum(len(e) + 1 for e in kept)  # what is left for the artifact trail
     listed = "\n".join(trail)
-    listed = listed[: max(0, budget - sum(len(e) + 1 for e in kept))].rpartition("\n")[0] \
-        if len(listed) > budget - sum(len(e) + 1 for e in kept) else listed
+    if len(listed) > room:
+        listed = listed[: max(0, room)].rpartition("\n")[0]  # whole lines
     return (f"{prompt.EXTRACTIVE_TITLE}.\n\n{TURNS_HEADING}\n" + ("\n".join(kept) or "none")
             + f"\n\n{prompt.TRAIL_HEADING}\n" + (listed or "none"))
 
