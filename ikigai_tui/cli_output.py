@@ -264,7 +264,8 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                          f"({format_percent(data['percent'])}, budget {data['budget'] or 'off'})")
                 out.line((await session.usages.totals(agent.id)).line())
                 for m in data["messages"]:
-                    rule = "" if m["in_window"] else " (outside the window)"
+                    rule = ("" if m["in_window"] else " (outside the window, summarised)"
+                            if m.get("summarised") else " (outside the window)")
                     if m.get("failed"):
                         rule += " (its turn failed)"
                     out.line(f"#{m['id']} {m['role']}{rule}: {m['content']}")

@@ -31,6 +31,8 @@ def test_run_says_each_update_and_context_log_and_export_show_it(tmp_path):
     events = [e for e in cli.log() if e["kind"] == "pruned_summary"]
     assert len(events) == len(said) and events[-1]["id"] == pruned["event"]
     assert events[-1]["payload"]["summary"] == pruned["text"]
+    shown = cli("context").stdout.splitlines()
+    assert sum("(outside the window, summarised)" in line for line in shown) == len(outside)
     export = cli("export")
     assert export.returncode == 0 and "> summary of" in export.stdout
     # Off (the default): nothing of it.
