@@ -415,3 +415,33 @@ async def test_a_compaction_is_refused_while_a_summary_is_being_made(make, fake,
     assert await asyncio.wait_for(task, 20)
     assert (await h.events(kind=KIND))[-1].payload["summary"] == "## Goal\nslow summary"
     assert await h.events(kind="compact") == []
+
+
+async def test_a_summary_made_while_the_context_changed_is_not_recorded(make, fake, fmt):
+    h = await harness(make)
+    provider = Provider()
+    fake.respond(provider)
+    n = 0
+    while not provider.requests:
+        assert await h.say(f"step {n}: {WORDS}")
+        n += 1
+    made, events = len(provider.requests), len(await h.events(kind=KIND))
+
+    def respond(received):
+        if is_pruned_request(received):
+            provider.requests.append(received)
+            return Reply(text="## Goal\nstale", chunk_size=2, chunk_delay=0.05, usage=(50, 5))
+        return Reply(text="ok", usage=(len(json.dumps(received.body)) // 4, 5))
+
+    fake.respond(respond)
+    task = await h.session.say(h.root, f"step {n}: {WORDS}")
+    while len(provider.requests) == made:
+        await asyncio.sleep(0.01)
+    first = (await h.context())[0][0]
+    await h.session.command(h.root, f"/forget --ids {first}")  # while it is being made
+    assert await asyncio.wait_for(task, 20)
+    assert len(await h.events(kind=KIND)) == events  # stale: not recorded
+    spent = [e.payload for e in await h.events(kind="usage")
+             if e.payload.get("purpose") == "pruned_summary"]
+    assert len(spent) == events + 1  # what the request cost is kept all the same
+    assert not [t for t in notes(h, "error")]

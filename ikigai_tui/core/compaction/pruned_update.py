@@ -121,7 +121,7 @@ async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSum
     candidates = [Candidate(k, full[k][1], message_text(full[k][1], full[k][2]))
                   for k in new if k in full]
     earlier = await compactor.pruned.text(previous) if previous is not None else None
-    if earlier is not None:
+    if earlier and previous is not None:
         candidates.insert(0, Candidate(previous.event_id, "summary", earlier))
     heading = counter.scale(counter.text(block("")))
     room = max(64, reserve - heading)
@@ -139,16 +139,19 @@ async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSum
     else:
         model = session.check_model(model)
         summariser = compactor.summariser(model, reply_tokens=room)  # max_tokens: the reserve
-        instruction = INSTRUCTION.format(earlier=EARLIER if previous else "", limit=f"{room:,}")
+        instruction = INSTRUCTION.format(earlier=EARLIER if earlier else "", limit=f"{room:,}")
         summary = await summariser.summarise(candidates, instruction=instruction,
                                              purpose=PURPOSE)
     text = fit(summary.text.strip(), reserve, lambda t: counter.scale(counter.text(t)))
     if not text:
         raise CommandError("the summary does not fit its reserve")
     tokens = counter.scale(counter.text(block(text)))
-    if r.changes != changes:
-        return  # the context changed meanwhile (a command): made again after the next turn
     batch = WriteBatch()
+    if r.changes != changes:  # the context changed meanwhile (a command): made again after
+        _usage(batch, agent.id, summary)  # the next turn; what the request cost is kept
+        if batch.events:
+            await session.commit(batch)
+        return
     batch.add(agent.id, KIND, {
         "summary": text, "ranges": ranges_of(new, removed, before), "messages": done + len(new),
         "tokens": tokens, "model": summary.model, "extractive": summary.extractive,
