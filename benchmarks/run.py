@@ -53,6 +53,7 @@ import gen  # noqa: E402
 import matching  # noqa: E402
 import open_stall  # noqa: E402
 import preview  # noqa: E402
+import pruned  # noqa: E402
 import stall_figures  # noqa: E402
 import window  # noqa: E402
 import tui  # noqa: E402
@@ -337,7 +338,7 @@ def main() -> int:
         print(text)
     # Each module of figures prints its lines as they are measured, in this order.
     for module in (window, tui, open_stall, stall_figures, big_message, feed, preview, forget,
-                   matching, compact):
+                   matching, compact, pruned):
         for text in module.figures(quick=args.quick):
             print(text, flush=True)
     for text in problems:
