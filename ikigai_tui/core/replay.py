@@ -14,6 +14,7 @@ per-event code; the property tests check that they always agree.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from heapq import merge
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, UNDOABLE_KINDS, EventRow
 from ikigai_tui.core.replay_queries import EMPTY, Entry, Mark, ReplayQueries, Snapshot
@@ -49,7 +50,8 @@ class Replayer(ReplayQueries):
         self.budget_event: int | None = None  # the /budget in effect, if any
         self.unread: dict[int, dict] = {}
         # Context key -> the event (clear, rewind, filter, compact) that took it out; a
-        # key leaves at most once between resets, so keeping this costs O(1) per entry.
+        # key leaves once per time it is in the context (a restore brings it back and
+        # drops its entry here), so keeping this costs O(1) per entry.
         self.removed: dict[int, int] = {}
 
     # -- building --------------------------------------------------------------
@@ -173,11 +175,56 @@ class Replayer(ReplayQueries):
     def _on_filter(self, row: EventRow) -> None:
         self.changes += 1
         payload = row[2]
+        if payload["mode"] == "restore":
+            self._restore(payload)
+            return
         ctx = self.ctx
         for i in self.filter_removes(payload["mode"], payload["ids"]):
             del ctx[i]
             self.summaries.discard(i)
             self.removed[i] = row[0]
+
+    def _restore(self, payload: dict) -> None:
+        """`filter restore IDS` (SPEC §8, /recall): the listed messages of this agent's
+        lineage come back at their place in log order, each with its tool-call partner;
+        those in the context stay as they are. A message is this agent's own (its
+        history), inherited at fork (the base), or an ancestor's from outside what was
+        inherited: that one's outline travels in the event (`rows`), so replay needs
+        nothing but the log. O(context + restored), like a compact."""
+        ctx = self.ctx
+        carried: dict[int, EventRow] = {}
+        carried_results: dict[int, int] = {}
+        for key, kind, outline in payload.get("rows") or ():
+            carried[key] = (key, kind, outline)
+            if kind == "tool_result":
+                carried_results[outline.get("call_event")] = key
+        back: dict[int, EventRow] = {}
+        todo = list(payload["ids"])
+        while todo:
+            key = todo.pop()
+            if key is None or key in ctx or key in back:
+                continue
+            row = self.message_row(key) or carried.get(key)
+            if row is None:
+                continue
+            back[key] = row
+            if row[1] == "tool_result":
+                todo.append(row[2].get("call_event"))
+            elif row[1] == "tool_call":
+                todo.append(self.result_of.get(key, carried_results.get(key)))
+        if not back:
+            return
+        new = sorted(back.items())
+        for key, row in new:
+            self.removed.pop(key, None)
+            if row[1] == "tool_result":
+                self.result_of[row[2].get("call_event")] = key
+        if ctx and new[0][0] < ctx[next(reversed(ctx))][0]:
+            items = list(ctx.items())
+            ctx.clear()
+            ctx.update(merge(items, new, key=_seq))
+        else:
+            ctx.update(new)
 
     def _on_compact(self, row: EventRow) -> None:
         self.changes += 1
@@ -269,6 +316,10 @@ _HANDLERS = {
     "error": Replayer._on_unanswered,
     "interrupted": Replayer._on_unanswered,
 }
+
+
+def _seq(item: tuple[int, Entry]) -> int:
+    return item[1][0]
 
 
 def replay(rows: list[EventRow], base: Snapshot = EMPTY) -> list[tuple[int, str, dict]]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import NamedTuple
 
-from ikigai_tui.core.events import EventRow
+from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
 from ikigai_tui.inert import sanitize
 
 Entry = tuple[int, str, dict]
@@ -54,6 +54,8 @@ class ReplayQueries:
     pins: list[str]
     model: str | None
     budget: int | None
+    base: Snapshot
+    _base_messages: dict[int, Entry] | None = None
 
     def messages(self) -> list[tuple[int, str, dict]]:
         """The context in order: (id, kind, payload); kind may be `summary`."""
@@ -101,6 +103,18 @@ class ReplayQueries:
         index = bisect_left(history, key, key=itemgetter(0))
         row = history[index] if index < len(history) else None
         return row if row is not None and row[0] == key else None
+
+    def message_row(self, key: int) -> EventRow | None:
+        """The message `key` as replay knows it, in the context or not: one of this
+        agent's own, or one it inherited at fork. None for another event or a message
+        it never had (an ancestor's from before a fork's mark, say)."""
+        row = self.own_row(key)
+        if row is not None:
+            return row if row[1] in CONTEXT_MESSAGE_KINDS else None
+        if self._base_messages is None:
+            self._base_messages = {k: e for k, e in self.base.entries
+                                   if e[1] in CONTEXT_MESSAGE_KINDS}
+        return self._base_messages.get(key)
 
     def removal(self, key: int) -> EventRow | None:
         """The event that took the message `key` out of the context: a clear, rewind or

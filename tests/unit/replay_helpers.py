@@ -58,6 +58,12 @@ class Log:
     def remember(self, ids) -> int:
         return self.add("filter", {"mode": "remember", "ids": list(ids)})
 
+    def restore(self, ids, rows=None) -> int:
+        payload: dict = {"mode": "restore", "ids": list(ids)}
+        if rows:
+            payload["rows"] = [list(r) for r in rows]
+        return self.add("filter", payload)
+
     def compact(self, ids, summary: str = "SUMMARY") -> int:
         return self.add("compact", {"ids": list(ids), "summary": summary})
 

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS as MESSAGE_KINDS
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
 from ikigai_tui.core.session import Session, SessionSettings
@@ -26,7 +27,7 @@ from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
 MARK_NAMES = ["A", "B", "C", None]
-CONTEXT_OPS = ["clear", "rewind", "forget", "remember", "compact"]
+CONTEXT_OPS = ["clear", "rewind", "forget", "remember", "compact", "restore"]
 
 
 # -- pure generator ----------------------------------------------------------------------------
@@ -72,7 +73,16 @@ class Builder:
             ops += ["forget", "remember", "compact"]
         if self.live.undo_target() is not None:
             ops.append("undo")
+        if self.gone():
+            ops.append("restore")
         return ops
+
+    def gone(self) -> list[int]:
+        """Messages this agent had (its own or inherited) that are out of its context."""
+        live = self.live
+        had = [k for k, e in self.base.entries if e[1] != "summary"]
+        had += [row[0] for row in live.history if row[1] in MESSAGE_KINDS]
+        return [k for k in had if k not in live.ctx]
 
     def step(self, op: str | None = None) -> str:
         if op is None:
@@ -105,6 +115,14 @@ class Builder:
             self.emit("filter", {"mode": "remember", "ids": self.subset()})
         elif op == "compact":
             self.emit("compact", {"ids": self.subset(min_size=1), "summary": f"s{self.next_id}"})
+        elif op == "restore":
+            gone = self.gone()
+            picked = d.draw(st.lists(st.sampled_from(gone), unique=True), label="restore") if gone else []
+            if self.live.ctx and d.draw(st.booleans(), label="restore a present id"):
+                picked.append(d.draw(st.sampled_from(self.present()), label="present"))
+            if d.draw(st.booleans(), label="restore an unknown id"):
+                picked.append(10_000 + self.next_id)
+            self.emit("filter", {"mode": "restore", "ids": picked})
         elif op == "undo":
             self.emit("undo", {"target": self.live.undo_target()})
         elif op == "noise":

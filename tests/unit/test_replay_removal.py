@@ -75,23 +75,25 @@ def test_a_compacted_message_is_summarised_until_its_summary_goes():
 
 
 def oracle(rows, base, key) -> int | None:
-    """The first effective event after which `key` is not in the context; a compact only
-    while its summary is still in the final context (else what removed the summary)."""
+    """The effective event after which `key` last left the context (a restore may have
+    brought it back in between); a compact only while its summary is still in the final
+    context (else what removed the summary)."""
     undone = {p["target"] for _i, k, p in rows if k == "undo"}
     effective = [row for row in rows if row[1] != "undo" and row[0] not in undone]
     final = Replayer.from_rows(list(effective), base).ctx
     if key in final:
         return None
     present = key in dict(base.entries)
+    left = None
     for n, row in enumerate(effective):
         ctx = Replayer.from_rows(effective[: n + 1], base).ctx
         if key in ctx:
             present = True
         elif present:
-            if row[1] == "compact" and row[0] not in final:
-                return oracle(rows, base, row[0])
-            return row[0]
-    return None
+            present, left = False, row
+    if left is not None and left[1] == "compact" and left[0] not in final:
+        return oracle(rows, base, left[0])
+    return None if left is None else left[0]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
