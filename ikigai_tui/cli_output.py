@@ -138,11 +138,15 @@ def filter_words(payload: dict) -> str:
     before, after = payload.get("before"), payload.get("after")
     sized = isinstance(before, dict) and isinstance(after, dict)
     remember = payload.get("mode") == "remember"
-    if sized:  # the messages that left or stayed, tool-call partners included
+    restore = payload.get("mode") == "restore"
+    if sized and restore:  # the messages that came back, tool-call partners included
+        n = after.get("messages", 0) - before.get("messages", 0)
+    elif sized:  # the messages that left or stayed, tool-call partners included
         n = after.get("messages", 0) if remember else before.get("messages", 0) - after.get("messages", 0)
     else:
         n = len(payload.get("ids") or [])
-    did = f"{'kept only' if remember else 'forgot'} {n:,} message{'s' if n != 1 else ''}"
+    verb = "restored" if restore else "kept only" if remember else "forgot"
+    did = f"{verb} {n:,} message{'s' if n != 1 else ''}"
     if payload.get("command"):
         did += f" by {payload['command']}"
     if sized:

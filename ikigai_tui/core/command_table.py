@@ -37,6 +37,13 @@ _COMPACT_DETAILS = (
     "requests and the first lines of the replies). Shows the summary (editable), what it "
     "replaces and the saving first; --dry-run only shows it. /undo brings the messages back.")
 
+_RESTORE_DETAILS = (
+    "IDS as /recall shows them (3,5-9: a range means the messages whose ids fall in it). Each "
+    "comes back at its place in log order, a tool call with its result. A message in the "
+    "context (pruned by the window too) stays as it is; a summarised one is refused (/undo the "
+    "compaction instead). --preview: review them first; --dry-run only shows them. /undo "
+    "reverses it.")
+
 REGISTRY = Registry([
     CommandSpec("clear", "/clear [MARK]", "Empty the context, or rewind to MARK.",
                 _lazy("commands_context", "clear"), llm=True, deferred=True),
@@ -70,7 +77,11 @@ REGISTRY = Registry([
                 details="Every word must appear (any order or case). Each hit shows its id, "
                 "role and state: in the context, pruned by the window, forgotten, rewound, "
                 "cleared, summarised or not inherited. /forget --ids and /remember --ids take "
-                "the ids shown."),
+                "the ids shown. --restore brings the hits out of the context back (--dry-run: "
+                "only show what would come back); in the TUI a dialog lists them to tick."),
+    CommandSpec("restore", "/restore [--dry-run] [--preview] IDS",
+                "Bring messages of this agent or its ancestors back into the context.",
+                _lazy("commands_restore", "restore"), deferred=True, details=_RESTORE_DETAILS),
     CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",
                 "Create a child agent with this context (or only what follows MARK).",
                 _lazy("commands_agents", "fork"), llm=True,

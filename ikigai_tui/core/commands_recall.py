@@ -1,6 +1,8 @@
 """/recall QUERY: search every message of this agent and its ancestors, those out of the
 context included (forgotten, rewound, cleared, summarised, pruned by the window), and say
 where each one stands (SPEC §8). Read-only: it writes nothing but its command record.
+With --restore the hits out of the context come back (core/commands_restore.py); the
+TUI's /recall opens a dialog to tick which.
 
 The search is the log's full-text index (FTS5, every message ever written); the query's
 words must all appear (any order, any case, accents ignored), best matches first.
@@ -12,11 +14,11 @@ import re
 
 from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
-from ikigai_tui.core.events import Event, message_text
-from ikigai_tui.core.replay_queries import removal_label
+from ikigai_tui.core.commands_restore import OUT, RestoreProposal, first_line, propose, standings
 
 LIMIT = 20  # hits listed
 _WORD = re.compile(r"\w+", re.UNICODE)
+FLAGS = ("--restore", "--dry-run")
 
 
 def fts_query(text: str) -> str:
@@ -27,8 +29,21 @@ def fts_query(text: str) -> str:
     return " ".join(f'"{w}"' for w in words)
 
 
-async def recall(c: CommandContext) -> CommandResult:
-    text = c.args.rest().strip()
+def _read(c: CommandContext) -> tuple[str, set[str]]:
+    """The query and the flags (--restore, --dry-run: anywhere among its words)."""
+    raw = c.args.rest().strip()
+    words = raw.split()
+    flags = {w for w in words if w.startswith("--") and len(w) > 2}
+    unknown = flags - set(FLAGS)
+    if unknown:
+        raise UsageError(f"unknown option '{sorted(unknown)[0]}'")
+    if not flags:
+        return raw, flags
+    return " ".join(w for w in words if w not in flags), flags
+
+
+async def recall(c: CommandContext) -> CommandResult | RestoreProposal:
+    text, flags = _read(c)
     query = fts_query(text)
     search = c.services.search
     if search is None:
@@ -38,44 +53,25 @@ async def recall(c: CommandContext) -> CommandResult:
     if not hits:
         return CommandResult([f'No message of this agent or its ancestors matches "{text}".'],
                              data=[])
-    states = await _states(c, hits)
+    states = await standings(c, hits)
+    if flags:  # bring the hits back: a context change, held for the turn's end like /restore
+        c.spec = c.spec._replace(deferred=True)
+        order = sorted(range(len(hits)), key=lambda n: hits[n].id)
+        return await propose(c, [hits[n] for n in order], [states[n] for n in order],
+                             dry_run="--dry-run" in flags, query=text)
     noun = "message matches" if len(hits) == 1 else "messages match"
     more = f" (the best {LIMIT})" if len(hits) == LIMIT else ""
     lines = [f'{len(hits)} {noun} "{text}"{more}:']
     data = []
-    for event, state in zip(hits, states):
-        first = _first_line(event)
-        lines.append(f"  #{event.id} {event.kind} · {state} · {first}")
+    counter = c.services.meter(c.agent).counter
+    for event, standing in zip(hits, states):
+        first = first_line(event)
+        lines.append(f"  #{event.id} {event.kind} · {standing.state} · {first}")
         data.append({"id": event.id, "agent": event.agent_id, "role": event.kind,
-                     "state": state, "text": first})
+                     "state": standing.state, "text": first,
+                     "restorable": standing.status == OUT,
+                     "tokens": counter.scale(counter.message(event.kind, event.payload))})
+    if any(d["restorable"] for d in data):
+        lines.append("Bring them back with /restore IDS, or all with /recall QUERY --restore.")
     return CommandResult(lines, data=data)
 
-
-async def _states(c: CommandContext, hits: list[Event]) -> list[str]:
-    r = c.replayer
-    window = await c.services.measure(c.agent.id)
-    messages = [k for k in r.ctx if k not in r.summaries]
-    pruned = set(messages[:window.start_index])
-    summarised = set(messages[:window.pruned_covered])  # by the pruned turns' summary sent
-    labels = {a.id: c.tree.label(a.id) for a in c.tree.lineage(c.agent.id)}
-    states = []
-    for event in hits:
-        key = event.id
-        if key in r.ctx:
-            states.append("pruned by the window (summarised, not sent verbatim)" if key in summarised
-                          else "pruned by the window (not sent)" if key in pruned
-                          else "in the context")
-            continue
-        removal = r.removal(key)
-        if removal is not None:
-            states.append(removal_label(removal[1], removal[2]))
-        elif event.agent_id != c.agent.id:
-            states.append(f"not inherited (in {labels.get(event.agent_id, event.agent_id)})")
-        else:
-            states.append("not in the context")
-    return states
-
-
-def _first_line(event: Event, most: int = 80) -> str:
-    text = " ".join(message_text(event.kind, event.payload).split())
-    return text if len(text) <= most else text[: most - 1] + "…"
