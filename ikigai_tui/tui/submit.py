@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.commands_restore import RestoreProposal
 from ikigai_tui.core.compaction import CompactingNotice
 from ikigai_tui.core.context import MessageTooLong
 from ikigai_tui.core.events import message_text
@@ -51,6 +52,8 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
             _show_memory(app, session)
         elif REGISTRY.parse(stripped).spec.name in FILTERS:
             app.run_worker(_filter(app, session, agent_id, stripped), group="filter")
+        elif REGISTRY.parse(stripped).spec.name == "recall":
+            app.run_worker(_recall(app, session, agent_id, stripped), group="filter")
         else:
             await app.show_end()
             # Its output arrives as a logged event; a proposal waits for the preview.
@@ -142,6 +145,24 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
     await _proposed(app, session, outcome)
 
 
+async def _recall(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
+    """/recall QUERY: the hits in the scrollback, then a dialog to bring back those out of
+    the context (screens/recall.py); with --restore, as any proposal."""
+    from ikigai_tui.tui.screens.recall import open_recall
+
+    await app.show_end()
+    try:
+        outcome = await session.propose(agent_id, text)
+    except CommandError as exc:
+        _failed(app, text, exc)
+        return
+    if isinstance(outcome, Pending):
+        _review(app, session, outcome)
+    else:
+        query = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
+        await open_recall(app, session, agent_id, query, outcome)
+
+
 def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
     """Show what would change; write only what the user confirms (or only the record)."""
     from ikigai_tui.core.compaction.proposal import CompactProposal
@@ -151,11 +172,16 @@ def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
     if isinstance(proposal, CompactProposal):
         review_compaction(app, session, pending)
         return
+    if isinstance(proposal, RestoreProposal):
+        from ikigai_tui.tui.screens.recall import review_restore
+
+        review_restore(app, session, pending)
+        return
     if not isinstance(proposal, FilterProposal):  # no other kind yet: refuse, say why
-        app.run_worker(_answer(app, session, pending, REFUSE), group="preview")
+        app.run_worker(answer(app, session, pending, REFUSE), group="preview")
         return
     if proposal.criteria is None and not proposal.review:  # the user named the ids
-        app.run_worker(_answer(app, session, pending, Verdict.accept()), group="preview")
+        app.run_worker(answer(app, session, pending, Verdict.accept()), group="preview")
         return
     items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason,
                          exchange=i.exchange if proposal.criteria is not None else None)
@@ -175,12 +201,12 @@ def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
 
     def done(result: list[int] | None) -> None:
         verdict = REFUSE if result is None else Verdict.accept(result)
-        app.run_worker(_answer(app, session, pending, verdict), group="preview")
+        app.run_worker(answer(app, session, pending, verdict), group="preview")
 
     app.push_screen(screen, done)
 
 
-async def _answer(app: IkigaiApp, session: Session, pending: Pending, verdict: Verdict) -> None:
+async def answer(app: IkigaiApp, session: Session, pending: Pending, verdict: Verdict) -> None:
     try:
         await session.answer(pending, verdict)
     except CommandError as exc:
@@ -202,7 +228,7 @@ def review_compaction(app: IkigaiApp, session: Session, pending: Pending) -> Non
 
     def done(summary: str | None) -> None:
         verdict = REFUSE if summary is None else CompactVerdict(True, summary=summary)
-        app.run_worker(_answer(app, session, pending, verdict), group="preview")
+        app.run_worker(answer(app, session, pending, verdict), group="preview")
 
     app.push_screen(screen, done)
 

@@ -136,3 +136,18 @@ def test_a_child_restores_what_it_did_not_inherit_and_not_what_came_after_its_fo
     assert_one_error(done, "after this agent was forked")
     # The parent is untouched.
     assert root["zebra before the mark"] in _ids(cli)
+
+
+def test_the_llm_restores_through_recall_when_its_turn_ends(tmp_path):
+    cli = Cli(tmp_path / "l.db")
+    cli.ok("zebra one", "/mark A", "zebra two", "/rewind A")
+    two = _users(cli)["zebra two"]
+    out = "\n".join(cli.ok("@slash recall zebra --restore"))
+    assert "Accepted; applied when this turn ends: Restored " in out
+    (payload,) = _filters(cli)
+    assert payload["mode"] == "restore" and two in payload["ids"]
+    log = cli.log()
+    # Written after the turn's reply: no request held half a change.
+    assert [e["kind"] for e in log].index("filter") > max(
+        i for i, e in enumerate(log) if e["kind"] == "assistant")
+    assert two in _ids(cli)

@@ -242,6 +242,16 @@ SAY_TEXTS = [
 ]
 
 
+def _restorable(r: Replayer) -> list[int]:
+    """This agent's own and inherited messages out of its context, but summarised ones
+    (/restore refuses those)."""
+    had = [k for k, e in r.base.entries if e[1] != "summary"]
+    had += [row[0] for row in r.history if row[1] in MESSAGE_KINDS]
+    summarised = {i for s in r.summaries for i in r.ctx[s][2].get("replaced", ())}
+    return [k for k in had if k not in r.ctx and k not in summarised
+            and (r.removal(k) is None or r.removal(k)[1] != "compact")]
+
+
 async def _snapshot_all(session: Session) -> dict[str, tuple]:
     out = {}
     for agent in session.tree:
@@ -267,11 +277,14 @@ async def _session_scenario(data, check_undo: bool) -> None:
                     ops += ["forget", "remember", "compact"]
                 if r.undo_target() is not None:
                     ops.append("undo")
+                gone = _restorable(r)
+                if gone:
+                    ops.append("restore")
                 op = data.draw(st.sampled_from(ops), label="op")
                 event(f"session op {op}")
                 before = (r.messages(), r.valid_marks())
                 is_context_op = op in ("clear", "rewind", "clear_mark", "forget", "remember",
-                                       "compact")
+                                       "compact", "restore")
                 if op == "say":
                     task = await session.say(aid, data.draw(st.sampled_from(SAY_TEXTS)))
                     await task
@@ -299,6 +312,10 @@ async def _session_scenario(data, check_undo: bool) -> None:
                     batch = WriteBatch()
                     batch.add(aid, "compact", {"ids": ids, "summary": "summary"})
                     await session.commit(batch)
+                elif op == "restore":
+                    ids = data.draw(st.lists(st.sampled_from(gone), min_size=1, unique=True),
+                                    label="restore ids")
+                    await session.command(aid, f"/restore {','.join(map(str, ids))}")
                 elif op == "undo":
                     await session.command(aid, "/undo")
                 elif op == "fork":

@@ -1,4 +1,4 @@
-"""The preview of a /forget or /remember: tick the messages, see the totals, apply or cancel.
+"""The preview of a /forget, /remember or a restore (/recall): tick the messages, see the totals, apply or cancel.
 
 The items (matches, with the matcher's reasons, grouped by exchange) live in one
 line-based `PreviewList` (preview_list.py), so thousands of them open and react fast;
@@ -28,20 +28,22 @@ __all__ = ["PreviewItem", "PreviewList", "PreviewScreen", "first_line_of"]
 
 STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 
-MODES = ("remove", "keep")
+MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
 HINT = "space toggle · a all · n none · v view · ⏎ apply · esc cancel"
 
 MODE_LINES = {
     "remove": "Checked messages leave the context. The log keeps them; /undo brings them back.",
     "keep": "Only checked messages stay in the context; the others leave it. /undo brings them back.",
+    "restore": "Checked messages come back into the context at their place. /undo takes them out again.",
 }
 
 
 class PreviewScreen(ModalScreen[list[int] | None]):
     """Dismisses with the sorted ids of the checked items, or None when cancelled.
 
-    mode "remove" (/forget): the checked items leave the context. Mode "keep"
+    mode "remove" (/forget): the checked items leave the context; mode "restore"
+    (/recall, /restore): they come back into it. Mode "keep"
     (/remember): only the checked items stay; the unchecked ones leave, and so do the
     `unlisted` (messages, tokens) of the context that the preview does not show.
     `matcher` names what found the items, `criteria` what was asked; `load_text(id)`
@@ -163,7 +165,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     def leaving(self) -> tuple[int, int]:
         """(messages, tokens) that would leave the context with the ticks as they are."""
         items = self._list
-        if self._mode == "remove":
+        if self._mode in ("remove", "restore"):  # restore: what comes back
             return items.checked_count, items.checked_tokens
         return (len(self._items) - items.checked_count + self._unlisted[0],
                 items.total_tokens - items.checked_tokens + self._unlisted[1])
@@ -171,6 +173,10 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     def _totals_text(self) -> Text:
         items = self._list
         messages, tokens = self.leaving()
+        if self._mode == "restore":
+            return Text(f"{items.checked_count:,} of {len(self._items):,} selected · brings back "
+                        f"{tokens:,} tokens · context: {self._tokens_before:,} → "
+                        f"{self._tokens_before + tokens:,} tokens")
         after = max(0, self._tokens_before - tokens)
         context = f"context: {self._tokens_before:,} → {after:,} tokens"
         if self._mode == "remove":
@@ -217,7 +223,9 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     def action_apply(self) -> None:
         self._refresh_totals()
         if not self.leaving()[0]:
-            if self._mode == "remove":
+            if self._mode == "restore":
+                self._show_notice("Nothing would come back: check at least one message, or press esc.")
+            elif self._mode == "remove":
                 self._show_notice("Nothing would be removed: check at least one message, or press esc.")
             else:
                 self._show_notice("Nothing would be removed: every message is checked to stay. Press esc to cancel.")

@@ -1,0 +1,84 @@
+"""/recall in the TUI: its hits are listed in the scrollback (the command's output), and
+those out of the context open the preview dialog in mode "restore" (preview.py), each with
+its state on its second line; the ticked ones come back through `/restore IDS`, so what
+is written is exactly what that command writes (one `filter` event of mode `restore`).
+A `/restore IDS --preview` opens the same dialog from its proposal.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.commands_restore import RestoreProposal
+from ikigai_tui.core.events import message_text
+from ikigai_tui.core.proposals import REFUSE, Verdict
+from ikigai_tui.core.tools.filter_context import id_ranges
+from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.command_bus import Pending
+    from ikigai_tui.core.session import Session
+    from ikigai_tui.tui.app import IkigaiApp
+
+NOTE = "Hits out of the context (this agent's and its ancestors'). A tool call comes back with its result."
+
+
+def _loader(session: Session, roles: dict[int, str]):
+    async def load_text(message_id: int) -> str:
+        payload = (await session.store.payloads([message_id])).get(message_id)
+        return "" if payload is None else message_text(roles.get(message_id, "user"), payload)
+    return load_text
+
+
+def _screen(session: Session, title: str, items: list[PreviewItem], tokens: int,
+            query: str | None) -> PreviewScreen:
+    roles = {i.id: i.role for i in items}
+    return PreviewScreen(title, items, tokens, mode="restore", note=NOTE, apply_label="Restore",
+                         criteria=query, load_text=_loader(session, roles))
+
+
+async def open_recall(app: IkigaiApp, session: Session, agent_id: str, query: str,
+                      result: CommandResult) -> None:
+    """After `/recall QUERY`: the dialog of the hits that may come back, if any."""
+    hits = [d for d in (result.data or []) if isinstance(d, dict) and d.get("restorable")]
+    if not hits:
+        return
+    hits.sort(key=lambda d: d["id"])
+    items = [PreviewItem(d["id"], d["role"], d["text"], int(d.get("tokens") or 0), True,
+                         reason=d["state"]) for d in hits]
+    tokens = (await session.measure(agent_id)).tokens
+    screen = _screen(session, "Recall: bring messages back", items, tokens, query)
+
+    def done(ids: list[int] | None) -> None:
+        if ids:
+            app.run_worker(_restore(app, session, agent_id, ids), group="preview")
+
+    app.push_screen(screen, done)
+
+
+async def _restore(app: IkigaiApp, session: Session, agent_id: str, ids: list[int]) -> None:
+    try:
+        await session.command(agent_id, f"/restore {id_ranges(sorted(ids))}")
+    except CommandError as exc:
+        app.note("error", f"Error: {exc}")
+
+
+def review_restore(app: IkigaiApp, session: Session, pending: Pending) -> None:
+    """A /restore (or /recall --restore): applied at once, or, with --preview, reviewed."""
+    from ikigai_tui.tui.submit import answer
+
+    proposal = pending.proposal
+    assert isinstance(proposal, RestoreProposal)
+    if not proposal.review:
+        app.run_worker(answer(app, session, pending, Verdict.accept()), group="preview")
+        return
+    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason)
+             for i in proposal.items]
+    screen = _screen(session, proposal.title, items, proposal.tokens_before, proposal.query)
+
+    def done(ids: list[int] | None) -> None:
+        verdict = REFUSE if ids is None else Verdict.accept(ids)
+        app.run_worker(answer(app, session, pending, verdict), group="preview")
+
+    app.push_screen(screen, done)
