@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult
-from ikigai_tui.core.commands_restore import RestoreProposal
 from ikigai_tui.core.compaction import CompactingNotice
 from ikigai_tui.core.context import MessageTooLong
 from ikigai_tui.core.events import message_text
@@ -165,6 +164,7 @@ async def _recall(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
 
 def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
     """Show what would change; write only what the user confirms (or only the record)."""
+    from ikigai_tui.core.commands_restore import RestoreProposal
     from ikigai_tui.core.compaction.proposal import CompactProposal
     from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
 
