@@ -54,11 +54,14 @@ async def recall(c: CommandContext) -> CommandResult | RestoreProposal:
         return CommandResult([f'No message of this agent or its ancestors matches "{text}".'],
                              data=[])
     states = await standings(c, hits)
-    if flags:  # bring the hits back: a context change, held for the turn's end like /restore
-        c.spec = c.spec._replace(deferred=True)
+    if flags:
         order = sorted(range(len(hits)), key=lambda n: hits[n].id)
-        return await propose(c, [hits[n] for n in order], [states[n] for n in order],
-                             dry_run="--dry-run" in flags, query=text)
+        outcome = await propose(c, [hits[n] for n in order], [states[n] for n in order],
+                                dry_run="--dry-run" in flags, query=text)
+        if isinstance(outcome, RestoreProposal):
+            # Bringing the hits back changes the context: held for the turn's end, as /restore.
+            c.spec = c.spec._replace(deferred=True)
+        return outcome
     noun = "message matches" if len(hits) == 1 else "messages match"
     more = f" (the best {LIMIT})" if len(hits) == LIMIT else ""
     lines = [f'{len(hits)} {noun} "{text}"{more}:']

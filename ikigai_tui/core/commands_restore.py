@@ -90,7 +90,8 @@ async def lineage_messages(c: CommandContext, parts: list[IdRange]) -> list[Even
     for part in parts:
         hits = 0
         for agent in chain:
-            events = await page(agent.id, KINDS, after=part.lo - 1, limit=MOST + 1)
+            events = await page(agent.id, KINDS, after=part.lo - 1,
+                                limit=1 if part.single else MOST + 1)
             for event in events:
                 if event.id > part.hi:
                     break
