@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ikigai_tui.core.counts import sorted_pairs
 from ikigai_tui.core.ports import StoreError, TokenBlock
 
 if TYPE_CHECKING:
@@ -32,8 +33,8 @@ log = logging.getLogger(__name__)
 
 INLINE = 64  # fewer messages than this are counted on the loop (a few ms at most)
 KEEP_AT = 256  # new counts are kept once this many are waiting (smaller blocks: recounted)
-BLOCK = 8192
-REBUILD_OFF_LOOP = 20_000  # a meter's recount of this many messages runs in a thread  # the most messages in one kept block
+BLOCK = 8192  # the most messages in one kept block
+REBUILD_OFF_LOOP = 20_000  # a meter's recount of this many messages runs in a thread
 _SWAP = sys.byteorder != "little"
 
 
@@ -48,9 +49,11 @@ def pack(counts: list[tuple[int, float]]) -> TokenBlock:
     return TokenBlock(ids.tobytes(), tokens.tobytes())
 
 
-def unpack(blocks: list[TokenBlock], wanted: list[int]) -> dict[int, float]:
-    """The kept counts of the `wanted` ids (a block kept twice: the same counts)."""
-    found: dict[int, float] = {}
+def unpack(blocks: list[TokenBlock], wanted: Sequence[int]) -> tuple[array, array]:
+    """The kept counts of the `wanted` ids, as sorted (ids, counts) arrays (a block kept
+    twice: the same counts). Compact all along: no dict or float object per message."""
+    want = set(wanted)
+    found_ids, found_counts = array("q"), array("d")
     for block in blocks:
         ids, tokens = array("q"), array("d")
         ids.frombytes(block.ids)
@@ -58,8 +61,13 @@ def unpack(blocks: list[TokenBlock], wanted: list[int]) -> dict[int, float]:
         if _SWAP:
             ids.byteswap()
             tokens.byteswap()
-        found.update(zip(ids, tokens))
-    return {k: found[k] for k in wanted if k in found}
+        for i, t in zip(ids, tokens):
+            if i in want:
+                found_ids.append(i)
+                found_counts.append(t)
+    if all(found_ids[k] < found_ids[k + 1] for k in range(len(found_ids) - 1)):
+        return found_ids, found_counts
+    return sorted_pairs(zip(found_ids, found_counts))
 
 
 async def _off_loop(fn, *args, many: bool):
@@ -122,10 +130,18 @@ async def _fill_texts(counter: TokenCounter, store: TokenCounts | None,
             log.warning("token counts not kept: %s", exc)
 
 
+async def _missing(meter: ContextMeter, replayer: Replayer) -> list[int]:
+    """meter.missing(replayer); a whole long context is looked up in a thread (over a
+    copy of its keys: a list of references, made at once)."""
+    if not meter.stale(replayer) or len(replayer.ctx) < REBUILD_OFF_LOOP:
+        return meter.missing(replayer)
+    return await asyncio.to_thread(meter.cache.absent, list(replayer.ctx))
+
+
 async def _fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | None,
                 bodies: Bodies | None) -> None:
     counter = meter.counter
-    missing = meter.missing(replayer)
+    missing = await _missing(meter, replayer)
     if not missing:
         return
     many = len(missing) >= INLINE
@@ -136,9 +152,12 @@ async def _fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | No
             log.warning("kept token counts unreadable: %s", exc)
             blocks = []
         if blocks:
-            kept = await _off_loop(unpack, blocks, missing, many=True)
-            meter.cache.update(kept)
-            missing = [k for k in missing if k not in kept]
+            ids, counts = await _off_loop(unpack, blocks, missing, many=True)
+            await _off_loop(meter.cache.add_sorted, ids, counts,
+                            many=len(ids) >= REBUILD_OFF_LOOP)
+            if len(ids):
+                missing = await _off_loop(meter.cache.absent, missing,
+                                          many=len(missing) >= REBUILD_OFF_LOOP)
     if not missing:
         return
     await _load(counter)

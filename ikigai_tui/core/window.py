@@ -4,7 +4,8 @@ The window start is a function of the context and the budget: the first turn fro
 which system + tools + pins + summaries + the rest of the context fit the budget, or
 the latest turn, which always stays. Nothing is written to the log.
 
-`ContextMeter` keeps it incrementally: per-message counts are cached by event id, a
+`ContextMeter` keeps it incrementally: per-message counts are cached by event id
+(compactly: core/counts.py), a
 message appended costs only itself, and pruning after a turn walks only the turns it
 removes. Any other change to the context (clear, rewind, filter, undo, a new model or
 a larger budget) recomputes from the start, which gives the same answer.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from itertools import accumulate, islice
 
+from ikigai_tui.core.counts import Counts
 from ikigai_tui.core.limits import usage_state
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.request import system_text
@@ -65,14 +67,14 @@ class ContextMeter:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self.cache: dict[int, float] = {}  # raw tokens per message id: messages never change
+        self.cache = Counts()  # raw tokens per message id: messages never change
         self.unsaved: list[tuple[int, float]] = []  # counted here, not kept in the store yet
         self.filling: Any = None  # the lock of token_counts.fill, made there
         self.ids: list[int] = []  # the context's messages in order (summaries apart)
         # Raw counts as float64 arrays, not lists of floats: 16 bytes a message, not 64.
         self.sizes = array("d")
         self.prefix = array("d", (0.0,))  # prefix[i]: raw tokens of ids[:i]
-        self.turn_starts: list[int] = []  # indexes into ids where a user message starts a turn
+        self.turn_starts = array("q")  # indexes into ids where a user message starts a turn
         self.total = 0.0  # raw tokens of all messages in `ids`
         self.summaries = 0.0
         self.start = 0  # index of the first message in the window
@@ -95,36 +97,41 @@ class ContextMeter:
     def missing(self, r: Replayer) -> list[int]:
         """The context entries the next measure would count (no count cached): all of
         them when it recounts from the start, else only those appended since."""
-        cache = self.cache
         if r.changes != self._changes:
-            return [k for k in r.ctx if k not in cache]
+            return self.cache.absent(r.ctx)
+        return self.appended_missing(r)
+
+    def appended_missing(self, r: Replayer) -> list[int]:
+        """`missing` when the next measure does not recount from the start."""
         new = len(r.ctx) - len(self.ids) - len(r.summaries)
-        if new <= 0:
+        if new <= 0 or r.changes != self._changes:
             return []
+        cache = self.cache
         return [k for k, _ in islice(reversed(r.ctx.items()), new) if k not in cache][::-1]
 
     def _rebuild(self, r: Replayer) -> None:
-        self._install(self._tally(r.ctx.items()), r.changes)
+        self._install(self._tally(r.ctx, r.ctx.values()), r.changes)
 
     async def rebuild_off_loop(self, r: Replayer) -> None:
         """The recount from the start that the next measure would do, in a worker thread
         over a copy of the context (100,000 messages: tens of ms the loop keeps). Kept
-        unless the context changed other than by appends meanwhile (those are caught up)."""
+        unless the context changed other than by appends meanwhile (those are caught up).
+        The copy is two lists of references (no new objects: no collection runs)."""
         changes = r.changes
-        items = list(r.ctx.items())
-        tally = await asyncio.to_thread(self._tally, items)
+        keys, entries = list(r.ctx), list(r.ctx.values())
+        tally = await asyncio.to_thread(self._tally, keys, entries)
         if r.changes == changes:
             self._install(tally, changes)
 
-    def _tally(self, items: Iterable[tuple[int, tuple]]) -> tuple:
+    def _tally(self, keys: Iterable[int], entries: Iterable[tuple]) -> tuple:
         ids: list[int] = []
         sizes = array("d")
-        starts: list[int] = []
+        starts = array("q")
         summaries = 0.0
-        cache, size_of = self.cache, self._size
-        for key, entry in items:
+        find, size_of = self.cache.cursor().get, self._size
+        for key, entry in zip(keys, entries):
             kind = entry[1]
-            size = cache.get(key)
+            size = find(key)
             if size is None:
                 size = size_of(key, entry)
             if kind == "summary":

@@ -41,7 +41,7 @@ from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
-from ikigai_tui.tui.widgets.streaming import preload_markdown
+from ikigai_tui.tui.warmup import languages, markdown_ready, preload_lexers, start_markdown
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 SessionFactory = Callable[[Config], Awaitable[Session]]
@@ -102,6 +102,7 @@ class IkigaiApp(StopOnSignal, EditorAction, MainScreenActions, QueueActions, App
         drawn, not an empty one and then another), and a database that cannot be opened
         ends the program with one line on the ordinary terminal.
         """
+        start_markdown()  # imported in a thread while the log opens (tui/warmup.py)
         self.catch_stop_signals()
         try:
             self.session = session = await self.open_session(self.config)
@@ -118,6 +119,7 @@ class IkigaiApp(StopOnSignal, EditorAction, MainScreenActions, QueueActions, App
             await self.panes.start(session, root.id)
             # From here on the panes are told (what came before is in the page they read).
             session.listeners.append(self._on_notice)
+            await markdown_ready()  # the first frame draws Markdown without importing it
         except StoreError as exc:  # a damaged page or a full disk, met while loading
             self.startup_error = str(exc)
             self.session = None
@@ -148,18 +150,25 @@ class IkigaiApp(StopOnSignal, EditorAction, MainScreenActions, QueueActions, App
             return
         self._show_status()
         self.prompt_input.focus()
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        """Replaying the agents (a thread at 100,000 messages) and the warm-ups start once
+        the first frame is drawn: a busy thread meanwhile would take half the loop's
+        time (the GIL) and draw it late, in long stalls."""
         self.schedule_refresh()
         self.run_worker(self._load_agents(), group="load", exclusive=True)
         # The "ask" settings' dialogs (memory diffs, compaction): after the first frame,
         # as their modules are not needed for it; no turn can have started before then.
-        self.call_after_refresh(attach_reviewers, self, self.session)
-        self.call_after_refresh(self._preload_provider)
+        attach_reviewers(self, self.session)
+        self._preload_provider()
+        pane = self.panes.active
+        if pane is not None:  # the code blocks drawn next (the page's other items)
+            preload_lexers(languages(item.text for item in pane.scrollback.items))
 
     def _preload_provider(self) -> None:
         """After the first frame: warm litellm up for the focused agent's model, in its own
-        thread (llm/litellm_thread.py); never for the offline model. Markdown's modules
-        too (a new conversation has drawn none yet)."""
-        preload_markdown()
+        thread (llm/litellm_thread.py); never for the offline model."""
         preload = getattr(self.session.providers, "preload", None) if self.session else None
         agent = self.session.tree[self.focused_agent] if preload and self.focused_agent else None
         if agent is not None:

@@ -8,7 +8,14 @@ import pytest
 
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.sqlite.store import Store
-from ikigai_tui.core.token_counts import pack, unpack
+from ikigai_tui.core.token_counts import pack, unpack as unpack_arrays
+
+
+def unpack(blocks, wanted) -> dict:
+    """The kept counts as a dict (unpack gives sorted arrays, ids ascending)."""
+    ids, counts = unpack_arrays(blocks, wanted)
+    assert list(ids) == sorted(set(ids))
+    return dict(zip(ids, counts))
 from tests.contract.test_event_log import with_agents
 
 

@@ -18,7 +18,6 @@ costs about what a screenful does.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -26,7 +25,6 @@ from rich.console import Console
 from rich.segment import Segment
 from textual.strip import Strip
 
-from ikigai_tui.heap import freeze_imported
 from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.render import FOLD_CHARS, MAX_ITEM_LINES, render_item
 from ikigai_tui.tui.transcript import Item
@@ -219,16 +217,3 @@ class MarkdownStream:
         return render_item(self.console, Item(-1, "assistant", text), self.width, gap=False,
                            palette=self.palette)
 
-
-def preload_markdown() -> None:
-    """Import what drawing Markdown first needs (rich's Markdown, markdown-it, rich's
-    Syntax: ~0.2 s), in a thread: a new conversation's first reply would import it on the
-    event loop. Imports are mostly Python, which lets the loop run meanwhile."""
-
-    def imports() -> None:
-        import rich.markdown  # noqa: F401
-        import rich.syntax  # noqa: F401
-
-        freeze_imported()
-
-    threading.Thread(target=imports, name="ikigai-preload-markdown", daemon=True).start()
