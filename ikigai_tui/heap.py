@@ -107,3 +107,19 @@ def collector_paused() -> Iterator[None]:
                 gc.freeze()
                 if _was_enabled:
                     gc.enable()
+
+
+def trim() -> bool:
+    """Give the free pages in the middle of the heap back to the system (glibc's
+    malloc_trim). Opening a long log makes and frees many blocks of 0.1-1 MB (copies of
+    the context, arrays as they grow) between the ones that live on; their pages stay
+    resident until trimmed (~2 MB at 100,000 messages). A few ms. True if done."""
+    if not return_big_blocks():  # not glibc
+        return False
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        return False
+    return True

@@ -8,15 +8,20 @@ latest ones merged into the arrays once it grows. Lookups bisect the arrays; a w
 ids in ascending order (a context, in log order) uses `Cursor`, which looks at the next
 slot first, so a whole context is looked up in O(n).
 
+A meter's own arrays (its context's ids, ascending, and their counts) are a second
+source (`fallback`): once a recount has put the counts of the context there, they are
+dropped from the table (`prune`), so a count is held once, not twice.
+
 It answers the part of the Mapping protocol callers use: `get`, `in`, `[]`, `[]=`,
-`setdefault`, `update`, `len`.
+`setdefault`, `update`, truth.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 
 MERGE_AT = 4096  # the latest counts are merged into the arrays once this many wait
 
@@ -58,26 +63,50 @@ def sorted_pairs(pairs: Iterable[tuple[int, float]]) -> tuple[array, array]:
     return ids, array("d", (latest[i] for i in ids))
 
 
+def prune(arrays: tuple[array, array], drop: Sequence[int]) -> tuple[array, array]:
+    """`arrays` without the ids in `drop` (ascending)."""
+    ids, vals = arrays
+    if not ids or not drop:
+        return arrays
+    kept_ids, kept_vals = array("q"), array("d")
+    j, m = 0, len(drop)
+    for i, key in enumerate(ids):
+        while j < m and drop[j] < key:
+            j += 1
+        if j < m and drop[j] == key:
+            continue
+        kept_ids.append(key)
+        kept_vals.append(vals[i])
+    return kept_ids, kept_vals
+
+
+def ascending(ids: Sequence[int]) -> bool:
+    return all(a < b for a, b in zip(ids, islice(ids, 1, None)))
+
+
 class Counts:
-    __slots__ = ("_arrays", "_new")
+    __slots__ = ("_arrays", "_new", "fallback")
 
     def __init__(self, pairs: Iterable[tuple[int, float]] | Mapping[int, float] = ()) -> None:
         # One attribute for both arrays: swapped at once, so a reader in another thread
         # never sees the ids of one merge with the counts of another.
         self._arrays: tuple[array, array] = (array("q"), array("d"))
         self._new: dict[int, float] = {}
+        # (ids ascending, counts): a meter's context, looked up after the table.
+        self.fallback: tuple[Sequence[int], Sequence[float]] = ((), ())
         self.update(pairs)
 
-    def __len__(self) -> int:
-        ids, _ = self._arrays
-        new = self._new
-        return len(ids) + sum(1 for k in new if self._find(k) is None)
+    def __bool__(self) -> bool:
+        return bool(self._new or self._arrays[0] or self.fallback[0])
+
+    def __len__(self) -> int:  # the ids with a count (a slow walk: for tests)
+        return len(set(self._new) | set(self._arrays[0]) | set(self.fallback[0]))
 
     def _find(self, key: int) -> float | None:
-        ids, vals = self._arrays
-        i = bisect_left(ids, key)
-        if i < len(ids) and ids[i] == key:
-            return vals[i]
+        for ids, vals in (self._arrays, self.fallback):
+            i = bisect_left(ids, key)
+            if i < len(ids) and ids[i] == key:
+                return vals[i]
         return None
 
     def get(self, key: int, default: float | None = None) -> float | None:
@@ -124,6 +153,20 @@ class Counts:
             new, self._new = self._new, {}
             self._arrays = merge_sorted(self._arrays, sorted_pairs(new.items()))
 
+    def table(self) -> tuple[array, array]:
+        """The sorted arrays as they are now (the latest counts not merged in)."""
+        return self._arrays
+
+    def pruned(self, arrays: tuple[array, array], ids: Sequence[int]) -> tuple[array, array] | None:
+        """`arrays` (the table's, as read earlier) without `ids` (ascending), or None when
+        `ids` do not ascend. Runs anywhere (a thread); `swap` puts the result in."""
+        return prune(arrays, ids) if ascending(ids) else None
+
+    def swap(self, old: tuple[array, array], new: tuple[array, array] | None) -> None:
+        """The table's arrays replaced by `new`, unless they changed since `old` was read."""
+        if new is not None and self._arrays is old:
+            self._arrays = new
+
     def cursor(self) -> Cursor:
         return Cursor(self)
 
@@ -134,25 +177,28 @@ class Counts:
 
 
 class Cursor:
-    """Lookups of ids mostly in ascending order: the slot after the last hit is tried first."""
+    """Lookups of ids mostly in ascending order: the slot after the last hit is tried first,
+    in the table and in the fallback."""
 
-    __slots__ = ("_ids", "_vals", "_new", "_at")
+    __slots__ = ("_new", "_sources", "_at")
 
     def __init__(self, counts: Counts) -> None:
-        self._ids, self._vals = counts._arrays
         self._new = counts._new
-        self._at = 0
+        self._sources = (counts._arrays, counts.fallback)
+        self._at = [0, 0]
 
     def get(self, key: int) -> float | None:
         value = self._new.get(key)
         if value is not None:
             return value
-        ids, at = self._ids, self._at
-        if at < len(ids) and ids[at] == key:
-            self._at = at + 1
-            return self._vals[at]
-        at = bisect_left(ids, key)
-        if at < len(ids) and ids[at] == key:
-            self._at = at + 1
-            return self._vals[at]
+        at = self._at
+        for n, (ids, vals) in enumerate(self._sources):
+            i = at[n]
+            if i < len(ids) and ids[i] == key:
+                at[n] = i + 1
+                return vals[i]
+            i = bisect_left(ids, key)
+            if i < len(ids) and ids[i] == key:
+                at[n] = i + 1
+                return vals[i]
         return None

@@ -128,7 +128,9 @@ class ContextMeter:
         sizes = array("d")
         starts = array("q")
         summaries = 0.0
-        find, size_of = self.cache.cursor().get, self._size
+        cache = self.cache
+        table = cache.table()  # read once: pruned below, swapped in by _install
+        find, size_of = cache.cursor().get, self._size
         for key, entry in zip(keys, entries):
             kind = entry[1]
             size = find(key)
@@ -143,10 +145,14 @@ class ContextMeter:
             sizes.append(size)
         prefix = array("d", (0.0,))
         prefix.extend(accumulate(sizes))
-        return ids, sizes, starts, prefix, summaries
+        # The context's counts are held by ids/sizes from now on (the cache's fallback):
+        # the cache keeps the others only.
+        return ids, sizes, starts, prefix, summaries, table, cache.pruned(table, ids)
 
     def _install(self, tally: tuple, changes: int) -> None:
-        self.ids, self.sizes, self.turn_starts, self.prefix, self.summaries = tally
+        self.ids, self.sizes, self.turn_starts, self.prefix, self.summaries, table, pruned = tally
+        self.cache.fallback = (self.ids, self.sizes)
+        self.cache.swap(table, pruned)
         self.total = self.prefix[-1]
         self.start, self.outside = 0, 0.0
         self.turn = -1 if not self.turn_starts or self.turn_starts[0] > 0 else 0

@@ -24,6 +24,7 @@ from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL, Window
+from ikigai_tui.heap import trim
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
@@ -68,6 +69,7 @@ class IkigaiApp(StopOnSignal, EditorAction, MainScreenActions, QueueActions, App
         self.db_label = db_label or str(config.db)
         self._refresh_pending = False
         self._refreshing = False
+        self._trimmed = False
         self._refresh_again = False
         self.panes = Panes()
         self.outbox = Outbox()
@@ -272,6 +274,8 @@ class IkigaiApp(StopOnSignal, EditorAction, MainScreenActions, QueueActions, App
                 self._usage[agent.id] = (await session.plan(agent.id)).window
         self._show_status()
         await self.panes.refresh_titles_and_rules()
+        if not self._trimmed:  # the first read the log: what it freed goes back (heap.py)
+            self._trimmed = trim()
 
     def _show_status(self) -> None:
         """The status line and the tree, from what is known without waiting."""

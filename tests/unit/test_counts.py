@@ -84,3 +84,55 @@ def test_a_hundred_thousand_counts_take_about_sixteen_bytes_each():
     size = sys.getsizeof(arrays[0]) + sys.getsizeof(arrays[1]) + sys.getsizeof(table._new)
     assert size < 100_000 * 18, size  # a dict of floats: ~75 bytes a message
     assert table.get(50_000) == float(50_000 % 97)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(ids, values), max_size=60), st.lists(ids, max_size=40, unique=True))
+def test_counts_held_by_a_fallback_are_pruned_from_the_table_and_still_found(pairs, context):
+    table = Counts(pairs)
+    table.merge()
+    oracle = dict(pairs)
+    context = sorted(context)
+    held = [oracle.get(k, 1.5) for k in context]  # the meter's arrays hold their counts
+    oracle.update(zip(context, held))
+    before = table.table()
+    table.fallback = (context, array("d", held))
+    table.swap(before, table.pruned(before, context))
+    assert not set(table.table()[0]) & set(context)  # held once
+    for key in sorted(set(oracle) | {0, 401}):
+        assert table.get(key) == oracle.get(key)
+    cursor = table.cursor()
+    walk = sorted(oracle)
+    assert [cursor.get(k) for k in walk] == [oracle[k] for k in walk]
+    assert table.pruned(table.table(), [3, 2]) is None  # not ascending: nothing pruned
+
+
+def test_a_swap_after_the_table_changed_is_refused():
+    table = Counts({1: 1.0, 2: 2.0})
+    table.merge()
+    before = table.table()
+    pruned = table.pruned(before, [1])
+    table.add_sorted(array("q", [3]), array("d", [3.0]))  # changed meanwhile
+    table.swap(before, pruned)
+    assert table.get(1) == 1.0 and table.get(3) == 3.0
+
+
+def test_the_meter_holds_each_count_once():
+    from ikigai_tui.core.replay import Replayer
+    from tests.unit.window_helpers import LIMIT, fresh_meter
+
+    rows = []
+    for i in range(1, 301):
+        rows.append((2 * i, "user", {"content": f"question {i}"}))
+        rows.append((2 * i + 1, "assistant", {"content": f"answer {i} " * 5}))
+    r = Replayer.from_rows(rows)
+    first = fresh_meter()
+    first.measure(r, [], 0, LIMIT)
+    kept = list(zip(first.ids, first.sizes))
+    meter = fresh_meter()  # as opening a log does: the kept counts read from the store
+    meter.cache.add_sorted(*sorted_pairs(kept + [(9999, 7.0)]))
+    window = meter.measure(r, [], 0, LIMIT)
+    assert window.tokens == first.measure(r, [], 0, LIMIT).tokens
+    assert list(meter.cache.table()[0]) == [9999]  # the context's counts: in the meter only
+    assert meter.cache.get(2) == meter.sizes[0] and meter.cache.get(601) == meter.sizes[-1]
+    assert meter.cache.get(9999) == 7.0

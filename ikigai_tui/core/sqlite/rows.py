@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 
 from ikigai_tui.core.bodies import NO_BODY
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
@@ -61,6 +62,22 @@ class AgentRows:
                     many = len(rows) >= ROW_BATCH
                     out.extend(await asyncio.to_thread(decode, rows) if many else decode(rows))
         return out
+
+    async def page_keys(self, agent_id: str, kinds: Iterable[str]) -> Sequence[int]:
+        """The ids of one agent's events of some kinds, in log order (a scrollback's
+        whole history, for its scrollbar): ids only, no payload is read. An int64 array,
+        read in batches: a list of 100,000 rows would make ~9 MB of short-lived objects,
+        whose pages stay resident once other objects are made among them."""
+        wanted = list(kinds)
+        marks = ",".join("?" for _ in wanted)
+        keys = array("q")
+        with self._reading():  # type: ignore[attr-defined]
+            async with self._db.execute(  # type: ignore[attr-defined]
+                    f"SELECT id FROM events WHERE agent_id = ? AND kind IN ({marks}) ORDER BY id",
+                    [agent_id, *wanted]) as cursor:
+                while rows := await cursor.fetchmany(ROW_BATCH):
+                    keys.extend(row[0] for row in rows)
+        return keys
 
     async def payloads(self, ids: Sequence[int]) -> dict[int, dict]:
         out: dict[int, dict] = {}

@@ -292,16 +292,6 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
         events = [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
         return events if after is not None else events[::-1]
 
-    async def page_keys(self, agent_id: str, kinds: Iterable[str]) -> list[int]:
-        """The ids of one agent's events of some kinds, in log order (a scrollback's
-        whole history, for its scrollbar): ids only, no payload is read."""
-        wanted = list(kinds)
-        marks = ",".join("?" for _ in wanted)
-        rows = await self._fetch(
-            f"SELECT id FROM events WHERE agent_id = ? AND kind IN ({marks}) ORDER BY id",
-            [agent_id, *wanted])
-        return [row[0] for row in rows]
-
     async def agents(self) -> list[AgentRecord]:
         rows = await self._fetch(
             f"SELECT {_AGENT_COLUMNS} FROM agents ORDER BY created_at, rowid"
