@@ -116,8 +116,9 @@ class ContextService:
         if reserve:  # the summary of the pruned turns, if one stands: beside the pins
             pruned = await session.compactor.pruned.sent(agent, replayer, meter, reserve)
             if pruned is not None:
-                window.pruned_summary, window.pruned_covered = pruned.tokens, pruned.summary.covered
-                window.tokens += pruned.tokens
+                window = window._replace(pruned_summary=pruned.tokens,
+                                         pruned_covered=pruned.summary.covered,
+                                         tokens=window.tokens + pruned.tokens)
                 raw += pruned.raw
         full = None
         if messages:  # the bodies of the messages sent, and only those

@@ -104,16 +104,27 @@ class Counts:
 
     def _find(self, key: int) -> float | None:
         for ids, vals in (self._arrays, self.fallback):
-            i = bisect_left(ids, key)
-            if i < len(ids) and ids[i] == key:
-                return vals[i]
+            if ids and ids[-1] >= key:  # a new message's id is past them all: no search
+                i = bisect_left(ids, key)
+                if ids[i] == key:
+                    return vals[i]
         return None
 
     def get(self, key: int, default: float | None = None) -> float | None:
         value = self._new.get(key)
-        if value is None:
-            value = self._find(key)
-        return default if value is None else value
+        if value is not None:
+            return value
+        ids, vals = self._arrays  # _find, inline: a meter looks up each message appended
+        if ids and ids[-1] >= key:
+            i = bisect_left(ids, key)
+            if ids[i] == key:
+                return vals[i]
+        ids, vals = self.fallback
+        if ids and ids[-1] >= key:
+            i = bisect_left(ids, key)
+            if ids[i] == key:
+                return vals[i]
+        return default
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, int) and self.get(key) is not None
@@ -161,6 +172,19 @@ class Counts:
         """`arrays` (the table's, as read earlier) without `ids` (ascending), or None when
         `ids` do not ascend. Runs anywhere (a thread); `swap` puts the result in."""
         return prune(arrays, ids) if ascending(ids) else None
+
+    def rebased(self, arrays: tuple[array, array], held: tuple[Sequence[int], Sequence[float]],
+                ids: Sequence[int]) -> tuple[array, array] | None:
+        """The table for a new fallback: `arrays` (the table's, as read earlier) with the
+        counts `held` by the old fallback, without the new fallback's `ids`. None: keep
+        the table as it is (ids not ascending). Runs anywhere; `swap` puts it in."""
+        old_ids, old_vals = held
+        n = min(len(old_ids), len(old_vals))  # appends meanwhile (on the loop)
+        if n and ascending(old_ids[:n]):
+            arrays = merge_sorted((array("q", old_ids[:n]), array("d", old_vals[:n])), arrays)
+        if not ascending(ids):
+            return arrays
+        return prune(arrays, ids)
 
     def swap(self, old: tuple[array, array], new: tuple[array, array] | None) -> None:
         """The table's arrays replaced by `new`, unless they changed since `old` was read."""

@@ -17,9 +17,9 @@ from bisect import bisect_left
 import asyncio
 from array import array
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from itertools import accumulate, islice
+from math import ceil
 
 from ikigai_tui.core.counts import Counts
 from ikigai_tui.core.limits import usage_state
@@ -28,10 +28,10 @@ from ikigai_tui.core.request import system_text
 from ikigai_tui.core.tokens import TokenCounter
 
 CONTEXT_FULL = "Context full. Use /clear to continue."
+_new_window = tuple.__new__
 
 
-@dataclass(slots=True)  # built on every measure: slots, not frozen, is half the cost
-class Window:
+class Window(NamedTuple):  # built on every measure: a tuple is the cheapest to make
     start: int | None  # id of the first message in the window; None when it is empty
     start_index: int  # its index among the context's messages (summaries excluded)
     tokens: int  # the whole request: fixed + summaries + window
@@ -89,9 +89,13 @@ class ContextMeter:
     # -- keeping up with the replayer -------------------------------------------
 
     def _size(self, key: int, entry: tuple) -> float:
+        """The count of a context entry: cached, or counted (and then kept by the caller,
+        in ids/sizes, the cache's fallback; a summary's in the cache)."""
         size = self.cache.get(key)
         if size is None:
-            size = self.cache[key] = self.counter.message(entry[1], entry[2])
+            size = self.counter.message(entry[1], entry[2])
+            if entry[1] == "summary":
+                self.cache[key] = size
         return size
 
     def missing(self, r: Replayer) -> list[int]:
@@ -130,6 +134,7 @@ class ContextMeter:
         summaries = 0.0
         cache = self.cache
         table = cache.table()  # read once: pruned below, swapped in by _install
+        held = self.ids, self.sizes  # the counts of the context until now (the fallback)
         find, size_of = cache.cursor().get, self._size
         for key, entry in zip(keys, entries):
             kind = entry[1]
@@ -146,8 +151,9 @@ class ContextMeter:
         prefix = array("d", (0.0,))
         prefix.extend(accumulate(sizes))
         # The context's counts are held by ids/sizes from now on (the cache's fallback):
-        # the cache keeps the others only.
-        return ids, sizes, starts, prefix, summaries, table, cache.pruned(table, ids)
+        # the cache keeps the others only, those of messages that left the context too
+        # (an /undo brings them back counted).
+        return ids, sizes, starts, prefix, summaries, table, cache.rebased(table, held, ids)
 
     def _install(self, tally: tuple, changes: int) -> None:
         self.ids, self.sizes, self.turn_starts, self.prefix, self.summaries, table, pruned = tally
@@ -163,22 +169,29 @@ class ContextMeter:
         return r.changes != self._changes
 
     def _append(self, key: int, entry: tuple) -> None:
-        size = self._size(key, entry)
-        if entry[1] == "user":
-            if not self.ids and self.start == 0:
+        size = self.cache.get(key)
+        kind = entry[1]
+        if size is None:
+            size = self.counter.message(kind, entry[2])
+        ids = self.ids
+        if kind == "user":
+            if not ids and self.start == 0:
                 self.turn = 0  # the context starts with a user message: no leading turn 0
-            self.turn_starts.append(len(self.ids))
-        self.ids.append(key)
+            self.turn_starts.append(len(ids))
+        ids.append(key)
         self.sizes.append(size)
-        self.total += size
-        self.prefix.append(self.total)
+        self.total = total = self.total + size
+        self.prefix.append(total)
 
     def _catch_up(self, r: Replayer) -> None:
         if r.changes != self._changes:
             self._rebuild(r)
             return
         new = len(r.ctx) - len(self.ids) - len(r.summaries)
-        if new > 0:
+        if new == 1:  # the common case: one message appended
+            key = next(reversed(r.ctx))
+            self._append(key, r.ctx[key])
+        elif new > 0:
             appended = list(islice(reversed(r.ctx.items()), new))
             for key, entry in reversed(appended):
                 self._append(key, entry)
@@ -206,32 +219,47 @@ class ContextMeter:
         """`reserve`: tokens of the budget kept for a summary of the pruned turns; the
         window's messages fit the budget minus it."""
         counter = self.counter
-        self._catch_up(r)
-        system_raw, tools_raw, pins_raw = self._fixed(r, tools)
+        ctx = r.ctx
+        if r.changes == self._changes and len(ctx) - len(self.ids) - len(r.summaries) == 1:
+            key = next(reversed(ctx))  # _catch_up, inline: one message appended
+            self._append(key, ctx[key])
+        else:
+            self._catch_up(r)
+        pins = r.pins
+        if (r.system, tuple(pins) if pins else (), id(tools), len(tools)) == self._fixed_key:
+            system_raw, tools_raw, pins_raw = self._fixed_value  # _fixed, inline
+        else:
+            system_raw, tools_raw, pins_raw = self._fixed(r, tools)
         fixed_raw = system_raw + tools_raw
-        budget_raw = max(1, budget - reserve) / counter.factor if budget > 0 else 0.0
+        f = counter.factor
+        budget_raw = max(1, budget - reserve) / f if budget > 0 else 0.0
         room = budget_raw - fixed_raw
         if (room > self._room and self._budget_raw >= 0) or (budget_raw == 0) != (self._budget_raw == 0):
             # More room than before (a larger budget, fewer pins, a shorter system
             # prompt): the window may start earlier, which only a recount finds.
             self._rebuild(r)
         self._budget_raw, self._room = budget_raw, room
-        self._prune(fixed_raw, budget_raw)
+        if budget_raw > 0 and fixed_raw + self.summaries + self.total - self.outside > budget_raw:
+            self._prune(fixed_raw, budget_raw)
         window_raw = self.total - self.outside
-        start_id = self.ids[self.start] if self.start < len(self.ids) else None
-        scale = counter.scale
-        return Window(
-            start=start_id, start_index=self.start,
-            tokens=scale(fixed_raw + self.summaries + window_raw),
-            system=scale(system_raw), tools=scale(tools_raw), pins=scale(pins_raw),
-            summaries=scale(self.summaries), window=scale(window_raw),
-            outside=scale(self.outside), pruned_turns=self._pruned_turns(),
-            budget=budget, limit=limit, exact=counter.exact, reserve=reserve if budget > 0 else 0,
-        )
+        start = self.start
+        start_id = self.ids[start] if start < len(self.ids) else None
+        summaries, outside = self.summaries, self.outside  # counter.scale, inline below
+        # Made as a tuple (a Window built by keywords costs three times as much: it was
+        # half of what measure costs after an append).
+        return _new_window(Window, (
+            start_id, start, ceil((fixed_raw + summaries + window_raw) * f - 1e-9),
+            ceil(system_raw * f - 1e-9), ceil(tools_raw * f - 1e-9),
+            ceil(pins_raw * f - 1e-9) if pins_raw else 0,
+            ceil(summaries * f - 1e-9) if summaries else 0, ceil(window_raw * f - 1e-9),
+            ceil(outside * f - 1e-9) if outside else 0,
+            self._pruned_turns() if start else 0, budget, limit, counter.exact,
+            reserve if budget > 0 else 0, 0, 0))
 
     def _fixed(self, r: Replayer, tools: Sequence[dict]) -> tuple[float, float, float]:
         """System (with pins), tools and pins, recounted only when they change."""
-        key = (r.system, tuple(r.pins), id(tools), len(tools))
+        pins = r.pins
+        key = (r.system, tuple(pins) if pins else (), id(tools), len(tools))
         if key != self._fixed_key:
             counter = self.counter
             system_raw = counter.fixed(system_text(r), ())

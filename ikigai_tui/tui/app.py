@@ -35,20 +35,22 @@ from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
-from ikigai_tui.tui.submit import attach_reviewers, submit
+from ikigai_tui.tui.submit import submit
 from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.ui_state import ThemeKeeper, start_theme
 from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
-from ikigai_tui.tui.warmup import languages, markdown_ready, preload_lexers, start_markdown
+from ikigai_tui.tui.startup import AfterFirstFrame
+from ikigai_tui.tui.warmup import markdown_ready, start_markdown
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 SessionFactory = Callable[[Config], Awaitable[Session]]
 
 
-class IkigaiApp(StopOnSignal, EditorAction, MainScreenActions, QueueActions, App[None]):
+class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, QueueActions,
+                App[None]):
     CSS_PATH = [STYLES / "app.tcss", STYLES / "widgets.tcss"]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
@@ -153,41 +155,6 @@ class IkigaiApp(StopOnSignal, EditorAction, MainScreenActions, QueueActions, App
         self._show_status()
         self.prompt_input.focus()
         self.call_after_refresh(self._after_first_frame)
-
-    def _after_first_frame(self) -> None:
-        """Replaying the agents (a thread at 100,000 messages) and the warm-ups start once
-        the first frame is drawn: a busy thread meanwhile would take half the loop's
-        time (the GIL) and draw it late, in long stalls."""
-        self.schedule_refresh()
-        self.run_worker(self._load_agents(), group="load", exclusive=True)
-        # The "ask" settings' dialogs (memory diffs, compaction): after the first frame,
-        # as their modules are not needed for it; no turn can have started before then.
-        attach_reviewers(self, self.session)
-        self._preload_provider()
-        pane = self.panes.active
-        if pane is not None:  # the code blocks drawn next (the page's other items)
-            preload_lexers(languages(item.text for item in pane.scrollback.items))
-
-    def _preload_provider(self) -> None:
-        """After the first frame: warm litellm up for the focused agent's model, in its own
-        thread (llm/litellm_thread.py); never for the offline model."""
-        preload = getattr(self.session.providers, "preload", None) if self.session else None
-        agent = self.session.tree[self.focused_agent] if preload and self.focused_agent else None
-        if agent is not None:
-            preload(self.session.model_of(agent))
-
-    async def _load_agents(self) -> None:
-        """After the first paint, replay every agent so the tree can show its usage."""
-        session = self.session
-        assert session is not None
-        for agent in list(session.tree):
-            if agent.replayer is None:
-                try:
-                    await session.replayer(agent.id)
-                except StoreError as exc:
-                    self._log_unreadable(exc)
-                    return
-                self.schedule_refresh()
 
     async def on_unmount(self) -> None:
         # Workers still reading the log must stop before the database closes under them.
