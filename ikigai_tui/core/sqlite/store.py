@@ -212,7 +212,7 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
                 for ev in batch.events:
                     payload = _resolve_refs(ev.payload, first)
                     events.append(Event(next_id, ev.agent_id, ev.kind, payload, now))
-                    params.append((next_id, ev.agent_id, ev.kind, _dumps(payload), now))
+                    params.append((next_id, ev.agent_id, ev.kind, _dumps(payload).encode(), now))
                     next_id += 1
                 results.append(events)
             if agents:
@@ -221,9 +221,12 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
                     [_agent_params(a) for a in agents],
                 )
             if params:
+                # The payload bound as UTF-8 bytes, stored as text: bound as a str, one
+                # with a character past U+FFFF (4 bytes a character in Python) would be
+                # held twice more, as a str and its UTF-8 (a 10 MB message: +50 MB).
                 await db.executemany(
                     "INSERT INTO events (id, agent_id, kind, payload, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "VALUES (?, ?, ?, CAST(? AS TEXT), ?)",
                     params,
                 )
             updates = [u for b in batches for u in b.agent_updates]
