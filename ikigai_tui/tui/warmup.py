@@ -24,6 +24,7 @@ from ikigai_tui.heap import freeze_imported
 FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*([\w+#.-]+)", re.MULTILINE)
 _markdown: Future | None = None
 _lexers: set[str] = set()
+_lexer_thread: threading.Thread | None = None
 
 
 def start_markdown() -> Future:
@@ -76,8 +77,15 @@ def languages(texts: Iterable[str]) -> list[str]:
     return list(seen)
 
 
+def lexers_busy() -> bool:
+    """Whether lexers are being compiled (drawing code meanwhile would compile them again
+    on the event loop, and share the GIL with the thread: a long stall)."""
+    return _lexer_thread is not None and _lexer_thread.is_alive()
+
+
 def preload_lexers(names: Iterable[str]) -> None:
     """Compile the lexers of `names` in a thread (pygments keeps them per class), each once."""
+    global _lexer_thread
     wanted = [n for n in names if n not in _lexers]
     if not wanted:
         return
@@ -90,4 +98,5 @@ def preload_lexers(names: Iterable[str]) -> None:
             with contextlib.suppress(Exception):  # an unknown name: drawn as plain text
                 get_lexer_by_name(name)
 
-    threading.Thread(target=run, name="ikigai-preload-lexers", daemon=True).start()
+    _lexer_thread = threading.Thread(target=run, name="ikigai-preload-lexers", daemon=True)
+    _lexer_thread.start()

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from textual.strip import Strip
 
 from ikigai_tui.tui.transcript import Item
+from ikigai_tui.tui.warmup import lexers_busy
 
 SLICE = 0.008  # seconds of drawing per turn of the loop, after the first frame
+LEXER_WAIT = 0.01  # seconds between two looks at the lexers' thread
 MARGIN = 2  # lines drawn past the view's height before the frame
 perf = time.perf_counter
 
@@ -90,9 +92,14 @@ class Drawing:
 
     def _draw_slices(self) -> None:
         """Draw the items not drawn yet, nearest the view first, for SLICE seconds; again
-        after the next frame while some are left."""
+        after the next frame while some are left. Not while the page's lexers compile in
+        their thread (tui/warmup.py): the items off screen wait that long (~30 ms)."""
         self._slice_due = False
         if not self._undrawn:
+            return
+        if lexers_busy():
+            self._slice_due = True
+            self.set_timer(LEXER_WAIT, self._draw_slices)
             return
         deadline = perf() + SLICE
         follow = self.following and self.at_end
