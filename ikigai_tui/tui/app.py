@@ -43,7 +43,7 @@ from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
 from ikigai_tui.tui.startup import AfterFirstFrame
-from ikigai_tui.tui.warmup import markdown_ready, start_markdown
+from ikigai_tui.tui.warmup import markdown_ready
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 SessionFactory = Callable[[Config], Awaitable[Session]]
@@ -106,7 +106,6 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         drawn, not an empty one and then another), and a database that cannot be opened
         ends the program with one line on the ordinary terminal.
         """
-        start_markdown()  # imported in a thread while the log opens (tui/warmup.py)
         self.catch_stop_signals()
         try:
             self.session = session = await self.open_session(self.config)
@@ -123,7 +122,8 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             await self.panes.start(session, root.id)
             # From here on the panes are told (what came before is in the page they read).
             session.listeners.append(self._on_notice)
-            await markdown_ready()  # the first frame draws Markdown without importing it
+            if any(i.kind == "assistant" for i in self.panes.panes[0].scrollback.items):
+                await markdown_ready()  # its replies are Markdown: imported in a thread first
         except StoreError as exc:  # a damaged page or a full disk, met while loading
             self.startup_error = str(exc)
             self.session = None

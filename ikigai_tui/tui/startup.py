@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.tui.submit import attach_reviewers
-from ikigai_tui.tui.warmup import languages, preload_lexers
+from ikigai_tui.tui.warmup import languages, preload_lexers, start_markdown
 
 if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
@@ -29,6 +29,7 @@ class AfterFirstFrame:
         """Called by on_mount after the first refresh (see the module's docstring)."""
         self.schedule_refresh()
         self.run_worker(self._load_agents(), group="load", exclusive=True)
+        start_markdown()  # for the first reply (a page without replies drew no Markdown)
         # The "ask" settings' dialogs (memory diffs, compaction): after the first frame,
         # as their modules are not needed for it; no turn can have started before then.
         attach_reviewers(self, self.session)
