@@ -53,6 +53,9 @@ class Replayer(ReplayQueries):
         # key leaves once per time it is in the context (a restore brings it back and
         # drops its entry here), so keeping this costs O(1) per entry.
         self.removed: dict[int, int] = {}
+        # A user message flagged unanswered -> its flagged payload (few: failed turns), so
+        # a restore brings it back as it left.
+        self.flagged: dict[int, dict] = {}
 
     # -- building --------------------------------------------------------------
 
@@ -207,6 +210,8 @@ class Replayer(ReplayQueries):
             row = self.message_row(key) or carried.get(key)
             if row is None:
                 continue
+            if key in self.flagged:
+                row = (key, row[1], self.flagged[key])
             back[key] = row
             if row[1] == "tool_result":
                 todo.append(row[2].get("call_event"))
@@ -288,6 +293,7 @@ class Replayer(ReplayQueries):
         if entry is not None and entry[1] == "user":
             reason = row[2].get("message") or row[2].get("reason") or "failed"
             self.ctx[key] = (entry[0], "user", {**entry[2], "failed": reason})
+            self.flagged[key] = self.ctx[key][2]
 
     def _on_fork(self, row: EventRow) -> None:
         payload = row[2]

@@ -163,3 +163,17 @@ def test_a_restore_is_one_change_for_the_incremental_readers():
     r.apply((log.next_id, "filter", {"mode": "restore", "ids": [one]}))
     assert r.changes > before and ids_of(r) == [one]
     assert isinstance(r.base, Snapshot)
+
+
+def test_a_restored_unanswered_message_keeps_its_failed_flag():
+    log = Log()
+    one = log.user("1")
+    log.add("error", {"message": "boom", "unanswered": one})
+    two = log.user("2")
+    log.assistant("answer")
+    assert log.replayer().ctx[one][2]["failed"] == "boom"
+    log.forget([one])
+    log.restore([one])
+    r = _both(log)
+    assert ids_of(r)[:2] == [one, two]
+    assert r.ctx[one][2]["failed"] == "boom"
