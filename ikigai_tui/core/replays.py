@@ -18,7 +18,7 @@ from ikigai_tui.core.events import Event
 from ikigai_tui.core.ports import EventLog
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
 
-THREAD_ROWS = 20_000  # below this a replay takes a few ms: not worth a thread
+THREAD_ROWS = 4_000  # below this a replay takes a few ms: not worth a thread
 
 
 class Replays:
