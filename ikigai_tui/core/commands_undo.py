@@ -40,8 +40,8 @@ async def undo(c: CommandContext) -> CommandResult:
         before_fork = (" Changes made before this agent was forked belong to its parent."
                        if c.agent.parent_id is not None else "")
         raise CommandError("nothing to undo: this agent has no context change left to reverse "
-                           "(/clear, /rewind, /forget, /remember, /pin, /unpin, /budget, a "
-                           f"memory change).{before_fork}")
+                           "(/clear, /rewind, /forget, /remember, /restore, /compact, /pin, "
+                           f"/unpin, /budget, a memory change).{before_fork}")
     history = r.history
     index = bisect_left(history, target, key=itemgetter(0))
     _id, kind, payload = history[index]

@@ -116,6 +116,9 @@ async def test_undo_with_nothing_to_undo_is_an_error(session):
     with pytest.raises(CommandError) as err:
         await session.command(root, "/undo")
     assert "nothing to undo" in str(err.value)
+    # it names every kind of change /undo reverses, the later ones included
+    for command in ("/clear", "/rewind", "/forget", "/remember", "/restore", "/compact", "/pin"):
+        assert command in str(err.value)
     assert await session.store.count_events() == count
 
 
