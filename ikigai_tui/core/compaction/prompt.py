@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ikigai_tui.core.matching import Candidate, exchanges
+from ikigai_tui.core.matching import Candidate, exchanges, render_message
 
 SECTIONS = (
     "Goal", "Decisions (each with its reason)", "Constraints the user stated",
@@ -60,14 +60,6 @@ REPLY_CHARS = 200
 
 def system_prompt(focus: str | None) -> str:
     return SYSTEM + ("\n\n" + FOCUS.format(focus=focus) if focus else "")
-
-
-def render_message(candidate: Candidate, limit: int | None = None) -> str:
-    text = candidate.text
-    if limit is not None and len(text) > limit:
-        half = max(1, limit // 2)
-        text = f"{text[:half]}\n[... {len(text) - 2 * half:,} characters not shown ...]\n{text[-half:]}"
-    return f"[#{candidate.id} {candidate.kind}]\n{text}"
 
 
 def render_piece(chunk: Sequence[Candidate], part: int, parts: int, limit: int | None = None) -> str:

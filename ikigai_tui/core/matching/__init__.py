@@ -33,6 +33,16 @@ class Candidate(NamedTuple):
     tokens: float | None = None  # its count for the matching model, when already known
 
 
+def render_message(candidate: Candidate, limit: int | None = None) -> str:
+    """A message as a side request shows it (the matcher's and the summariser's): its id and
+    kind, then its text, the middle cut out past `limit` characters."""
+    text = candidate.text
+    if limit is not None and len(text) > limit:
+        half = max(1, limit // 2)
+        text = f"{text[:half]}\n[... {len(text) - 2 * half:,} characters not shown ...]\n{text[-half:]}"
+    return f"[#{candidate.id} {candidate.kind}]\n{text}"
+
+
 class Match(NamedTuple):
     id: int
     reason: str | None = None

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.matching import (
     FORGET, Candidate, Match, MatchProgress, MatchReport, ProgressFn, exchanges,
+    render_message,
 )
 from ikigai_tui.core.provider import ProviderError, Usage
 
@@ -67,14 +68,6 @@ REPORT_TOOL: dict[str, Any] = {
     },
 }
 TOOL_CHOICE: dict[str, Any] = {"type": "function", "function": {"name": "report_matches"}}
-
-
-def render_message(candidate: Candidate, limit: int | None = None) -> str:
-    text = candidate.text
-    if limit is not None and len(text) > limit:
-        half = max(1, limit // 2)
-        text = f"{text[:half]}\n[... {len(text) - 2 * half:,} characters not shown ...]\n{text[-half:]}"
-    return f"[#{candidate.id} {candidate.kind}]\n{text}"
 
 
 def render_chunk(criteria: str, chunk: Sequence[Candidate], limit: int | None = None) -> str:
