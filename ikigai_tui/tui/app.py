@@ -23,7 +23,7 @@ from ikigai_tui.core.notices import Notice, TurnFinished
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.window import CONTEXT_FULL, Window
+from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.heap import trim
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.actions import MainScreenActions
@@ -38,6 +38,7 @@ from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.submit import submit
 from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.ui_state import ThemeKeeper, start_theme
+from ikigai_tui.tui.usage_plans import UsagePlans
 from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -75,7 +76,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self._refresh_again = False
         self.panes = Panes()
         self.outbox = Outbox()
-        self._usage: dict[str, Window] = {}
+        self.usage_plans = UsagePlans()  # each agent's window, planned again when stale
         self.show_outside = True  # the scrollbacks' toggles (F8, F9), for every pane
         self.show_ids = False
         self.startup_error: str | None = None
@@ -175,6 +176,8 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         message = pane_message(notice)
         if message is not None:
             self.panes.post_message(message)
+        if self.session is not None:
+            self.usage_plans.mark(notice, self.session)
         if changes_agents(notice):
             self.post_message(AgentsChanged())
         if isinstance(notice, TurnFinished) and notice.agent_id in self.outbox:
@@ -232,15 +235,15 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             if focused.id not in self._histories:
                 self._histories[focused.id] = await typed_history(session, focused.id)
             self.prompt_input.use_history(self._histories[focused.id])
-        window = (await session.plan(focused.id)).window
+        # Planned: the agents on screen, and those whose window changed (usage_plans.py).
+        shown = await self.usage_plans.refresh(
+            session, [focused.id, *(pane.agent_id for pane in self.panes.all())])
+        window = shown[focused.id]
         self.gauge.update_usage(window.tokens, window.limit, window.percent, window.state,
                                 window.exact, window.budget, window.pruned_turns)
         self.prompt_input.set_blocked(CONTEXT_FULL if window.state == "full" else None)
-        for agent, _depth in session.tree.walk():
-            if agent.replayer is not None:  # the tree shows usage once it is known
-                self._usage[agent.id] = (await session.plan(agent.id)).window
         self._show_status()
-        await self.panes.refresh_titles_and_rules()
+        await self.panes.refresh_titles_and_rules(shown)
         if not self._trimmed:  # the first read the log: what it freed goes back (heap.py)
             self._trimmed = trim()
 
@@ -255,7 +258,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         offline = " model, no network" if model == "offline" else ""
         self.status_line.update(Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
                                 f" · {self.db_label}"))
-        rows = [agent_row(agent, tree.label(agent.id), self._usage.get(agent.id),
+        rows = [agent_row(agent, tree.label(agent.id), self.usage_plans.get(agent.id),
                           session.usages.now(agent.id))
                 for agent, _depth in tree.walk()]
         self.agent_tree.refresh_agents(rows, focused.id)

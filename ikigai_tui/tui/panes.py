@@ -8,6 +8,7 @@ messages, in the order they were told, and it hands each to the panes showing th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -23,6 +24,7 @@ from ikigai_tui.tui.widgets.pane import AgentPane
 
 if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
+    from ikigai_tui.core.window import Window
 
 MAX_PANES = 4
 
@@ -177,14 +179,15 @@ class Panes(Horizontal):
             # (not :last-of-type, which is not looked at again when a pane closes)
             pane.set_class(i == len(self.panes) - 1, "-last")
 
-    async def refresh_titles_and_rules(self) -> None:
+    async def refresh_titles_and_rules(self, windows: Mapping[str, Window] | None = None) -> None:
+        """Each pane's title and window rule; `windows`: those the caller just planned."""
         session = self.session
         if session is None:
             return
         tree = session.tree
         for pane in self.panes:
             agent = tree[pane.agent_id]
-            window = await session.measure(agent.id)
+            window = (windows or {}).get(agent.id) or await session.measure(agent.id)
             if window.start is not None and window.start_index > 0:
                 pane.scrollback.set_rule(window.start, rule_label(window))
             else:
