@@ -12,6 +12,10 @@ its own figures.
                                 nothing. Goal >= 80%.
   ..._digressions               The same two on matching_set_digressions.json, whose topics
                                 are 2-12 exchanges (short asides too): harder, same goals.
+  ..._offline                   The same four with every assistant reply replaced by the
+                                offline model's (a template quoting the user's message and
+                                the first one; matching_eval.offline_replies): what the
+                                local matcher sees when the program runs offline. Same goals.
   local_matcher_100k_query_ms   One /forget query over a context of 100,000 stored messages
                                 (50,000 exchanges; texts drawn from the same dialogs) whose
                                 vectors are already kept, by the session's matcher (which
@@ -62,10 +66,15 @@ def fmt(name: str, measured: str, goal: str, ok: bool, details: str) -> str:
 
 def quality() -> list[str]:
     out = []
-    for path, suffix, shape in ((matching_eval.SET, "", "topics of 4-12 exchanges"),
-                                (matching_eval.DIGRESSIONS, "_digressions",
-                                 "topics of 2-12 exchanges, short digressions included")):
-        s = asyncio.run(matching_eval.evaluate("test", path=path))
+    sets = [(matching_eval.SET, "", "topics of 4-12 exchanges"),
+            (matching_eval.DIGRESSIONS, "_digressions",
+             "topics of 2-12 exchanges, short digressions included")]
+    for (path, suffix, shape), offline in ((one, offline) for offline in (False, True)
+                                           for one in sets):
+        if offline:
+            suffix += "_offline"
+            shape += "; every reply the offline model's, as when it is used"
+        s = asyncio.run(matching_eval.evaluate("test", path=path, offline=offline))
         kinds = ", ".join(f"{k} {v:.2f}" for k, v in sorted(s["by_kind"].items()))
         out.append(fmt(
             f"local_matcher_f1{suffix}", f"{s['f1']:.3f}", f">= {F1_GOAL}", s["f1"] >= F1_GOAL,

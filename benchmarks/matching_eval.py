@@ -86,8 +86,25 @@ class Conversation:
         return out
 
 
-def load_set(path: Path = SET) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["conversations"]
+def load_set(path: Path = SET, offline: bool = False) -> list[dict]:
+    """The set's conversations; `offline`: each assistant reply replaced by what the
+    program's offline model answers there (a template quoting the user's message and the
+    first one: what the local matcher sees when the offline model is used)."""
+    conversations = json.loads(path.read_text(encoding="utf-8"))["conversations"]
+    return [offline_replies(c) for c in conversations] if offline else conversations
+
+
+def offline_replies(conversation: dict) -> dict:
+    from ikigai_tui.core.provider import Request
+    from ikigai_tui.llm.offline import respond
+
+    messages: list[dict] = []
+    for m in conversation["messages"]:
+        if m["role"] == "assistant":
+            seen = [{"role": x["role"], "content": x["text"]} for x in messages]
+            m = dict(m, text=respond(Request("offline", "", seen))[0])
+        messages.append(m)
+    return dict(conversation, messages=messages)
 
 
 async def stored(store: Store, conversations: list[dict]) -> list[Conversation]:
@@ -118,12 +135,13 @@ def picked_exchanges(conv: Conversation, ids: set[int]) -> set[int]:
     return out
 
 
-async def evaluate(half: str, params=None, path: Path = SET) -> dict[str, Any]:
+async def evaluate(half: str, params=None, path: Path = SET,
+                   offline: bool = False) -> dict[str, Any]:
     """Run the matcher over every criterion of one half of a set."""
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "eval.db")
         try:
-            convs = [c for c in await stored(store, load_set(path)) if c.half == half]
+            convs = [c for c in await stored(store, load_set(path, offline)) if c.half == half]
             matcher = LocalMatcher(store, default_embedder(), params=params)
             scored = Scored()
             for conv in convs:

@@ -129,3 +129,31 @@ def test_loading_the_model_leaves_the_root_logger_alone():
             "print(len(root.handlers), root.level)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", str(__import__("logging").WARNING)]
+
+
+def test_templated_messages_lose_what_they_share():
+    from ikigai_tui.core.matching.local_score import templated
+
+    rng = np.random.default_rng(3)
+    natural = rng.normal(size=(40, 64)).astype(np.float32)  # unrelated messages
+    template = rng.normal(size=64).astype(np.float32)
+    replies = natural + 4 * template  # every reply the same boilerplate plus its own words
+    everyone = np.ones(40, bool)
+    assert templated(natural, everyone)[0][1] == 0
+    _, share, direction = templated(replies, everyone)[0]
+    assert share == 1 and float(direction @ template) / np.linalg.norm(template) > 0.95
+    assert templated(replies[:1], everyone[:1])[0][1] == 0  # one message is no template
+    assert templated(replies, ~everyone)[0][1] == 0 and templated(replies, ~everyone)[1][1] == 1
+    kept = np.rint(replies / np.linalg.norm(replies, axis=1, keepdims=True) * 127).astype(np.int8)
+    kept[5] = 0  # a message with no tokens
+    assert templated(kept, everyone)[0][1] == 1  # kept int8 directions too
+    # Two exchanges on different topics, each a user message and a templated reply: the
+    # template would make them alike; projected out, they are as apart as their topics.
+    users = np.array([True, False] * 20)
+    mixed = np.where(users[:, None], natural, replies)
+    starts = np.arange(0, 40, 2)
+    vectors = exchange_vectors(mixed, np.full(40, 10), starts, users)
+    kept = exchange_vectors(natural, np.full(40, 10), starts, users)
+    off_diagonal = ~np.eye(20, dtype=bool)
+    assert np.abs(vectors @ vectors.T)[off_diagonal].mean() < 0.25
+    assert np.abs((vectors * kept).sum(axis=1)).min() > 0.7  # each keeps its own topic
