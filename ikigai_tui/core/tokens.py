@@ -112,8 +112,32 @@ def utf8_length(text: str) -> int:
         len(text[i:i + SLICE].encode("utf-8", "surrogatepass")) for i in range(0, len(text), SLICE))
 
 
-def tools_text(tools: Sequence[dict]) -> str:
+def serialise_tools(tools: Sequence[dict]) -> str:
+    """The tool definitions as they are counted: their JSON."""
     return json.dumps(list(tools), sort_keys=True, separators=(",", ":")) if tools else ""
+
+
+# Tool list -> (the list, its schemas' ids, its text). Every plan counts the tools (their
+# JSON is ~10 KB): the registry hands the same list object for a caller until its tools
+# change (core/tools: a new list then), so the text is kept by the list's identity. The
+# entry holds the list, so its id cannot be reused while kept; the schemas' ids catch a
+# list changed in place. Schemas are never edited in place (the registry builds new ones).
+_tools_texts: dict[int, tuple[Sequence[dict], tuple[int, ...], str]] = {}
+
+
+def tools_text(tools: Sequence[dict]) -> str:
+    """serialise_tools(tools), serialised once per tool list."""
+    if not tools:
+        return ""
+    schemas = tuple(map(id, tools))
+    kept = _tools_texts.get(id(tools))
+    if kept is not None and kept[0] is tools and kept[1] == schemas:
+        return kept[2]
+    text = serialise_tools(tools)
+    if len(_tools_texts) >= 16:  # a few lists live at once (one per caller)
+        _tools_texts.clear()
+    _tools_texts[id(tools)] = (tools, schemas, text)
+    return text
 
 
 class TokenCounter:

@@ -101,3 +101,54 @@ def test_tree_and_gauge_share_the_thresholds(percent, state):
     by_state = {"normal": marked.normal, "warning": marked.warning,
                 "critical": marked.critical, "full": marked.critical}
     assert _usage_style(percent, marked) is by_state[state]
+
+
+async def test_the_tools_are_serialised_once_per_tool_set(sessions, monkeypatch):
+    """Every plan counts the tool definitions: their JSON is made once per tool list, and
+    made again when the tools change."""
+    from ikigai_tui.core import tokens, tools
+
+    made: list[list[str]] = []
+    serialise = tokens.serialise_tools
+
+    def counted(schemas):
+        made.append([s["function"]["name"] for s in schemas])
+        return serialise(schemas)
+
+    monkeypatch.setattr(tokens, "serialise_tools", counted)
+    monkeypatch.setattr(tokens, "_tools_texts", {})
+    session = await sessions()
+    root = session.tree.root.id
+    await chat(session, 3)
+    for _ in range(3):
+        await session.plan(root, messages=True)
+    assert len(made) == 1
+    before = (await session.plan(root)).window.tools
+
+    class Extra:
+        name = "extra"
+        callers = frozenset({tools.TURN})
+
+        def schema(self):
+            return {"type": "function", "function": {"name": "extra", "description": "x" * 400,
+                                                     "parameters": {"type": "object"}}}
+
+    monkeypatch.setattr(tools, "_tools", tools.ToolRegistry([*tools.registry(), Extra()]))
+    after = await session.plan(root)
+    assert len(made) == 2 and made[-1][-1] == "extra"
+    assert after.window.tools > before  # the new tool is counted
+    await session.plan(root)
+    assert len(made) == 2
+
+
+def test_a_tool_list_changed_in_place_is_serialised_again():
+    from ikigai_tui.core.tokens import tools_text
+
+    schemas = [{"type": "function", "function": {"name": "one"}}]
+    first = tools_text(schemas)
+    assert tools_text(schemas) is first
+    schemas.append({"type": "function", "function": {"name": "two"}})
+    assert '"two"' in tools_text(schemas)
+    schemas[1] = {"type": "function", "function": {"name": "three"}}
+    assert '"three"' in tools_text(schemas) and '"two"' not in tools_text(schemas)
+    assert tools_text([]) == ""
