@@ -138,10 +138,20 @@ async def send(c: CommandContext) -> CommandResult:
     if not text:
         raise UsageError("missing MESSAGE")
     target = c.tree.resolve(ref)
+    if c.source == "llm" and not _llm_may_mail(c, target.id):
+        # SPEC §11: the LLM cannot reach agents outside its own subtree; it reports up the
+        # line that delegated to it (its parent, theirs), never to a sibling or a cousin.
+        raise CommandError("the LLM may only send to its own descendants or its ancestors")
     if target.dead:
         raise CommandError(f"agent {c.tree.label(target.id)} is dead; mail would never be read")
     c.add("mail", {"from": c.agent.id, "text": text}, agent_id=target.id)
     return CommandResult([f"Mail sent to {c.tree.label(target.id)}."])
+
+
+def _llm_may_mail(c: CommandContext, target_id: str) -> bool:
+    me = c.agent.id
+    return (target_id != me and (c.tree.is_descendant(target_id, me)
+                                 or c.tree.is_descendant(me, target_id)))
 
 
 async def check_mail(c: CommandContext) -> CommandResult:

@@ -55,6 +55,26 @@ async def test_mail_from_child_to_parent_and_llm_check_mail(session):
     assert (await session.command(root, "/check-mail")).lines == ["No new mail."]
 
 
+async def test_llm_mails_only_its_own_line_of_agents(session):
+    # SPEC §11: the LLM's slash tool cannot reach agents outside its own subtree; it
+    # reports up the line that delegated to it. The human may mail anyone.
+    root, a, b, c = await build_tree(session)
+    before = await session.store.count_events()
+    for who, target in ((a, "c"), (c, "a"), (c, "b"), (b, "c"), (a, "a")):
+        with pytest.raises(CommandError, match="only send to its own descendants or its ancestors"):
+            await session.command(who, f"/send {target} psst", source="llm")
+    assert await session.store.count_events() == before
+    for who, target in ((b, "a"), (b, root[:8]), (root, "b"), (a, "b")):
+        await session.command(who, f"/send {target} report", source="llm")
+    assert [session.tree[x].unread for x in (root, a, b, c)] == [1, 1, 2, 0]
+    await session.command(c, "/send a from the human")
+    assert session.tree[a].unread == 2
+    await talk(session, c, "@slash send a psst")
+    result = [e for e in await session.store.events(c) if e.kind == "tool_result"][-1]
+    assert result.payload["is_error"] is True and "ancestors" in result.payload["content"]
+    assert session.tree[a].unread == 2
+
+
 # -- AGENT resolution -----------------------------------------------------------------
 
 
