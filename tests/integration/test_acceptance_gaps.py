@@ -70,6 +70,17 @@ def test_offline_forget_by_meaning_when_every_reply_quotes_the_first_message(tmp
     assert forgets("football") == []
 
 
+def test_offline_forget_takes_no_unrelated_exchange_between_two_on_the_topic(tmp_path):
+    cli = Cli(tmp_path / "p.db")
+    cli.ok("hi there", "my cat is called Tom and he likes fish", "what is the capital of France",
+           "my dog barks at night, how do I stop it", "explain quicksort in python",
+           "the cat scratched the sofa again")
+    cli.ok("/forget cats")
+    left = [m["content"] for m in cli.context()["messages"] if m["role"] == "user"]
+    assert left == ["hi there", "what is the capital of France",
+                    "my dog barks at night, how do I stop it", "explain quicksort in python"]
+
+
 def test_sigint_during_a_scripted_run_exits_130(tmp_path):
     db = tmp_path / "i.db"
     script = tmp_path / "s.txt"

@@ -63,6 +63,22 @@ def test_a_present_topic_selects_its_exchanges_only():
     assert chosen.tolist() == [0, 1, 4]
 
 
+def test_neighbours_bring_in_a_follow_up_not_an_unrelated_question():
+    # cat, capital of France, cat, "and what else?", cat, quicksort, quicksort
+    ex = _unit([1, 0, 0], [0, 1, 0], [1, 0, 0], [0.3, 0.5, 0.5], [1, 0, 0], [0, 0, 1], [0, 0, 1])
+    q = _unit([1, 0, 0])[0]
+    params = Params(gate=0.5, floor=0.0, relative=0.3, words=0.0, expand=0.0, smooth=1.0)
+    chosen, _ = select(q, ex, np.zeros(7, np.float32), params)
+    assert chosen.tolist() == [0, 2, 3, 4]
+
+
+def test_plurals_and_doubled_consonants_find_their_base_words():
+    assert "cat" in variants("cats") and "dog" in variants("dogs") and "pet" in variants("pets")
+    assert "program" in variants("programming") and "stop" in variants("stopped")
+    assert "new" not in variants("news") and "bu" not in variants("bus")
+    assert "fal" not in variants("falling") and "fall" in variants("falling")
+
+
 def test_every_word_of_a_several_word_criterion_matches_alone():
     ex = _unit([1, 0], [0, 1])
     q = _unit([0, 1])[0]

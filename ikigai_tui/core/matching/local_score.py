@@ -15,7 +15,8 @@
    exchanges that score `gate` or more themselves (pseudo-relevance feedback: the
    conversation's own words for the topic), scores are recomputed and smoothed with the two neighbouring exchanges (a discussion
    spans consecutive exchanges); the exchanges whose smoothed score is at least
-   `relative` x the best one's, and whose own score is at least `floor`, match.
+   `relative` x the best one's, and whose own score is at least `floor`, match; one
+   brought in by its neighbours alone must also score above the context's median.
 5. Words: an exchange that holds every word of a criterion of `every_word` words or more
    ("database schema") matches whatever its meaning score.
 
@@ -175,5 +176,10 @@ def select(query: Any, exchanges: Any, words: Any, params: Params = TUNED,
     expanded = normalised(query + params.expand * exchanges[seeds].mean(axis=0))
     own = exchanges @ expanded + params.words * words
     final = _smoothed(own, params.smooth)
-    chosen = np.flatnonzero((final >= params.relative * float(final.max())) & (own >= params.floor))
+    threshold = params.relative * float(final.max())
+    # An exchange its neighbours bring in (its own score below the threshold) must still
+    # be nearer the topic than the context's typical exchange: a discussion's follow-ups
+    # are, an unrelated question asked between two on-topic exchanges is not.
+    bridged = (own < threshold) & (own < float(np.median(own)))
+    chosen = np.flatnonzero((final >= threshold) & (own >= params.floor) & ~bridged)
     return np.union1d(chosen, by_words), meaning

@@ -35,21 +35,28 @@ exchanges message messages mention mentioned mentions regarding related said say
 stuff talk talked talking told topic topics whatever
 """.split())
 
+NOT_PLURAL = frozenset(("news", "lens", "series", "species"))
+
+
 def bases(word: str) -> set[str]:
     """The word and what it may be an inflection of: parties -> party, movies -> movie,
     cooking -> cook."""
     out = {word}
+    if (len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+            and word not in NOT_PLURAL):
+        out.add(word[:-1])  # cats -> cat, dogs -> dog (not bus, axis)
     if len(word) > 4:
         if word.endswith("ies"):
             out.update((word[:-3] + "y", word[:-1]))
         elif word.endswith("es"):
             out.update((word[:-2], word[:-1]))
-        elif word.endswith("s") and not word.endswith("ss"):
-            out.add(word[:-1])
-        if word.endswith("ing"):
-            out.update((word[:-3], word[:-3] + "e"))
-        elif word.endswith("ed"):
-            out.update((word[:-2], word[:-1]))
+        for ending in ("ing", "ed"):
+            if word.endswith(ending):
+                stem = word[:-len(ending)]
+                out.update((stem, stem + "e"))
+                if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "aeiouflsz":
+                    out.add(stem[:-1])  # programming -> program, stopped -> stop
+                break
     return out
 
 
