@@ -21,7 +21,7 @@ from typing import Any
 
 from ikigai_tui.core.command_context import CommandContext, CommandServices, PendingOp, PendingRef
 from ikigai_tui.core.commands import (
-    ArgReader, CommandError, CommandResult, CommandSpec, Registry, UsageError,
+    ArgReader, CommandError, CommandResult, CommandSpec, ParsedCommand, Registry, UsageError,
 )
 from ikigai_tui.core.events import UNDOABLE_KINDS, NewEvent, WriteBatch
 from ikigai_tui.core.proposals import Proposal, Reviewer, Verdict, accept_all
@@ -67,10 +67,12 @@ class CommandBus:
         self.deferred: dict[str, list[Deferred]] = {}
         self._serial = 0
 
-    async def propose(self, agent_id: str, text: str, source: str = "human") -> CommandResult | Pending:
+    async def propose(self, agent_id: str, text: str | ParsedCommand,
+                      source: str = "human") -> CommandResult | Pending:
         """Run the command up to its review: a result (already committed or deferred),
-        or a Pending proposal for `answer`."""
-        parsed = self.registry.parse(text)
+        or a Pending proposal for `answer`. `text` may come parsed already (the screen
+        parses once to choose its dialog)."""
+        parsed = text if isinstance(text, ParsedCommand) else self.registry.parse(text)
         spec = parsed.spec
         if source == "llm" and not spec.llm:
             raise CommandError(f"/{spec.name} is for the human only")

@@ -18,7 +18,7 @@ from ikigai_tui.core.command_bus import CommandBus, Pending
 from ikigai_tui.core.command_context import CommandServices
 from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
 from ikigai_tui.core.leases import LeaseKeeper, busy_message
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.context import ContextService, Plan
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
@@ -220,8 +220,10 @@ class Session:
         that proposes (/forget, /remember) is answered by `review` (default: accept all)."""
         return await self.commands.run(agent_id, text, source, review)
 
-    async def propose(self, agent_id: str, text: str, source: str = "human") -> CommandResult | Pending:
-        """Run a command up to its review: its result, or a Pending proposal for `answer`."""
+    async def propose(self, agent_id: str, text: str | ParsedCommand,
+                      source: str = "human") -> CommandResult | Pending:
+        """Run a command (its text, or parsed) up to its review: its result, or a Pending
+        proposal for `answer`."""
         return await self.commands.propose(agent_id, text, source)
 
     async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactingNotice
 from ikigai_tui.core.context import MessageTooLong
 from ikigai_tui.core.events import message_text
@@ -41,22 +41,25 @@ async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> 
             text = text.lstrip()[1:]
         await send(app, session, agent_id, text)
         return
-    words = stripped[1:].split()
-    try:
-        if stripped == "/help":
-            app.action_help()
-        elif words == ["exit"]:
-            app.exit()
-        elif REGISTRY.parse(stripped).spec.name == "memory" and stripped == "/memory":
+    if stripped == "/help":
+        app.action_help()
+        return
+    if stripped[1:].split() == ["exit"]:
+        app.exit()
+        return
+    try:  # parsed once: the dialog is chosen by it, and the core runs it as parsed
+        parsed = REGISTRY.parse(stripped)
+        name = parsed.spec.name
+        if name == "memory" and not parsed.args:
             _show_memory(app, session)
-        elif REGISTRY.parse(stripped).spec.name in FILTERS:
-            app.run_worker(_filter(app, session, agent_id, stripped), group="filter")
-        elif REGISTRY.parse(stripped).spec.name == "recall":
-            app.run_worker(_recall(app, session, agent_id, stripped), group="filter")
+        elif name in FILTERS:
+            app.run_worker(_filter(app, session, agent_id, parsed), group="filter")
+        elif name == "recall":
+            app.run_worker(_recall(app, session, agent_id, parsed), group="filter")
         else:
             await app.show_end()
             # Its output arrives as a logged event; a proposal waits for the preview.
-            await _proposed(app, session, await session.propose(agent_id, stripped))
+            await _proposed(app, session, await session.propose(agent_id, parsed))
     except CommandError as exc:
         _failed(app, stripped, exc)
 
@@ -101,11 +104,12 @@ async def _proposed(app: IkigaiApp, session: Session, outcome: CommandResult | P
         _review(app, session, outcome)
 
 
-async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
+async def _filter(app: IkigaiApp, session: Session, agent_id: str, parsed: ParsedCommand) -> None:
     """Run /forget, /remember (its matcher, if any) or /compact (its summary) with a
     progress screen, then review."""
     from ikigai_tui.tui.screens.matching import MatchingScreen
 
+    name = parsed.spec.name
     shown: list[MatchingScreen] = []
     task = asyncio.current_task()
 
@@ -120,7 +124,7 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
             if isinstance(notice, CompactingNotice):
                 screen = MatchingScreen("Compact: summarising", notice.model)
             else:
-                verb = "Forget" if text[1:].startswith("forget") else "Remember"
+                verb = "Forget" if name == "forget" else "Remember"
                 screen = MatchingScreen(f'{verb}: finding "{notice.criteria}"', notice.matcher)
             shown.append(screen)
             app.push_screen(screen, cancelled)
@@ -128,13 +132,13 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
 
     session.listeners.append(on_notice)
     try:
-        outcome = await session.propose(agent_id, text)
+        outcome = await session.propose(agent_id, parsed)
     except asyncio.CancelledError:
-        what = "the summary" if text[1:].startswith("compact") else "the matcher"
+        what = "the summary" if name == "compact" else "the matcher"
         app.note("note", f"Cancelled: {what} stopped; nothing was written.")
         return
     except CommandError as exc:
-        _failed(app, text, exc)
+        _failed(app, parsed.text, exc)
         return
     finally:
         with contextlib.suppress(ValueError):
@@ -144,22 +148,21 @@ async def _filter(app: IkigaiApp, session: Session, agent_id: str, text: str) ->
     await _proposed(app, session, outcome)
 
 
-async def _recall(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
+async def _recall(app: IkigaiApp, session: Session, agent_id: str, parsed: ParsedCommand) -> None:
     """/recall QUERY: the hits in the scrollback, then a dialog to bring back those out of
     the context (screens/recall.py); with --restore, as any proposal."""
     from ikigai_tui.tui.screens.recall import open_recall
 
     await app.show_end()
     try:
-        outcome = await session.propose(agent_id, text)
+        outcome = await session.propose(agent_id, parsed)
     except CommandError as exc:
-        _failed(app, text, exc)
+        _failed(app, parsed.text, exc)
         return
     if isinstance(outcome, Pending):
         _review(app, session, outcome)
     else:
-        query = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
-        await open_recall(app, session, agent_id, query, outcome)
+        await open_recall(app, session, agent_id, parsed.args, outcome)
 
 
 def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
