@@ -137,6 +137,21 @@ async def test_help_shows_commands_keys_and_context_as_plain_text():
         assert "window" in paragraphs and "/mark" in paragraphs and "/fork" in paragraphs
 
 
+@pytest.mark.parametrize("keymap,shown", [
+    ({}, "Esc · Q · F1"),
+    ({"help-close": "ctrl+x,pagedown"}, "Ctrl+X · PgDn"),
+    ({"help": "f10"}, "Esc · Q · F1"),  # another binding's keys change nothing here
+])
+async def test_help_names_its_close_keys_as_the_welcome_does(keymap, shown):
+    """Human key names (keymap.key_name), not the keymap's strings ("ctrl+x,pagedown")."""
+    app = Harness(HelpScreen(COMMANDS, BINDINGS))
+    app.keymap = keymap
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        hint = rendered(app.screen.query_one(".hint"))
+        assert hint.startswith(f"{shown}  close"), hint
+
+
 async def test_help_scrolls_from_the_keyboard():
     app = Harness(HelpScreen(COMMANDS * 10, BINDINGS))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from rich import box
@@ -16,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ikigai_tui.tui.keymap import key_name, keys_of
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
@@ -178,10 +180,17 @@ class HelpScreen(ModalScreen[None]):
                     paragraph.append(lead, style="bold")
                     paragraph.append(" " + body)
                     yield Static(paragraph, classes="paragraph")
-            close = getattr(self.app, "keymap", {}).get("help-close", "").replace(",", " · ")
-            yield Static(Text(f"{close or 'esc · q · F1'}  close      ↑ ↓ PgUp PgDn  scroll"),
-                         classes="hint")
+            close = close_keys(self.BINDINGS, getattr(self.app, "keymap", None) or {})
+            yield Static(Text(f"{close}  close      ↑ ↓ PgUp PgDn  scroll"), classes="hint")
         yield KeyBar()  # this screen's keys, over the main screen's
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def close_keys(bindings: Iterable[Binding], keymap: Mapping[str, str]) -> str:
+    """The keys that close Help, the user's keymap applied, as the welcome names keys
+    ("Esc · Q · F1"; keymap.key_name), not as the keymap spells them ("escape,q,f1")."""
+    keys = [key for b in bindings if b.id == "help-close"
+            for key in keys_of(keymap.get("help-close") or b.key)]
+    return " · ".join(dict.fromkeys(key_name(key) for key in keys))
