@@ -117,14 +117,21 @@ async def pins_data(session: Session, agent: AgentRuntime) -> list[dict[str, Any
 
 
 async def agents_data(session: Session) -> list[dict[str, Any]]:
+    """Each agent; one idle in this process but running a turn in another ikigai process
+    is "working", with that process (`elsewhere`: pid and host)."""
+    from ikigai_tui.core.commands_agents import status_of
+
     tree = session.tree
     usage = await session.usages.report()
-    return [
-        {"id": a.id, "short_id": tree.short_id(a.id), "name": a.name, "parent": a.parent_id,
-         "status": a.status, "model": a.model, "unread": a.unread, "depth": depth,
-         "usage": usage[a.id].as_dict()}
-        for a, depth in tree.walk()
-    ]
+    out = []
+    for a, depth in tree.walk():
+        status, holder = await status_of(a, session.leases.elsewhere)
+        out.append({"id": a.id, "short_id": tree.short_id(a.id), "name": a.name,
+                    "parent": a.parent_id, "status": status, "model": a.model,
+                    "unread": a.unread, "depth": depth, "usage": usage[a.id].as_dict(),
+                    "elsewhere": None if holder is None else {"pid": holder.pid,
+                                                               "host": holder.host}})
+    return out
 
 
 def _event_data(event: Event) -> dict[str, Any]:
@@ -254,7 +261,10 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                     used = item["usage"]
                     cost = "cost unknown" if used["cost_usd"] is None else used["cost"]
                     spent = f"  {used['input_tokens']:,} in / {used['output_tokens']:,} out, {cost}"
-                    out.line(f"{'  ' * depth}{tree.label(a.id)}  {a.status}  {a.model}{mail}{spent}")
+                    where = item["elsewhere"]
+                    status = item["status"] + (f" (pid {where['pid']} on {where['host']})"
+                                               if where else "")
+                    out.line(f"{'  ' * depth}{tree.label(a.id)}  {status}  {a.model}{mail}{spent}")
             return 0
         agent = resolve_agent(session, args.agent)
         if args.command == "context":

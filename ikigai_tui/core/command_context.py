@@ -64,6 +64,8 @@ class CommandServices:
     compactor: Any = None  # core.compaction.service.Compactor: /compact's summaries
     bodies: Bodies | None = None  # message text read from the log (core/bodies.py)
     search: Callable[..., Awaitable[list[Event]]] | None = None  # full text (EventLog.search)
+    # The other process running a turn of an agent now, if any (LeaseKeeper.elsewhere).
+    elsewhere: Callable[[str], Awaitable[Any]] | None = None
 
 
 @dataclass

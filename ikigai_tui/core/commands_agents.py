@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from ikigai_tui.core.agents import AgentTree
+from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import CommandError, CommandResult, UsageError, is_mark_name
 from ikigai_tui.core.events import AgentRecord, EventRef
@@ -203,14 +205,32 @@ async def kill(c: CommandContext) -> CommandResult:
 
 async def agents(c: CommandContext) -> CommandResult:
     c.args.done()
-    return CommandResult(format_tree(c))
+    elsewhere = c.services.elsewhere
+    statuses = {a.id: await status_of(a, elsewhere) for a, _ in c.tree.walk()}
+    return CommandResult(format_tree(c, statuses))
 
 
-def format_tree(c: CommandContext) -> list[str]:
+async def status_of(agent: AgentRuntime, elsewhere: Callable[[str], Awaitable[Any]] | None
+                    ) -> tuple[str, Any]:
+    """(the agent's status, the other process running its turn or None): an agent idle
+    here may be working in another ikigai process on the same database."""
+    if agent.status != "idle" or elsewhere is None:
+        return agent.status, None
+    holder = await elsewhere(agent.id)
+    return ("working", holder) if holder is not None else ("idle", None)
+
+
+def status_words(status: str, holder: Any) -> str:
+    return f"{status} (pid {holder.pid} on {holder.host})" if holder is not None else status
+
+
+def format_tree(c: CommandContext, statuses: dict[str, tuple[str, Any]] | None = None
+                ) -> list[str]:
     tree = c.tree
     lines = []
     for agent, depth in tree.walk():
         here = " <- you" if agent.id == c.agent.id else ""
         mail = f", {agent.unread} unread" if agent.unread else ""
-        lines.append(f"{'  ' * depth}{tree.label(agent.id)}  {agent.status}  {agent.model}{mail}{here}")
+        status = status_words(*(statuses or {}).get(agent.id, (agent.status, None)))
+        lines.append(f"{'  ' * depth}{tree.label(agent.id)}  {status}  {agent.model}{mail}{here}")
     return lines

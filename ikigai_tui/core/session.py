@@ -242,7 +242,7 @@ class Session:
                                self.cancel_turns, self.notify, self.matcher, self.usages.totals,
                                self.store.page, memory=self._memory,
                                compactor=self.compactor, bodies=self.bodies,
-                               search=self.store.search)
+                               search=self.store.search, elsewhere=self.leases.elsewhere)
 
     def _memory(self):
         from ikigai_tui.core.memory.service import memory_of

@@ -3,6 +3,8 @@ whose process died is taken over."""
 
 from __future__ import annotations
 
+import json
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -77,3 +79,43 @@ def test_a_lease_whose_process_died_is_taken_over(tmp_path):
     assert second.returncode == 0, second.stderr
     assert 'You said: "after a crash"' in second.stdout
     assert lease_rows(db) == []
+
+
+def test_agents_shows_an_agent_another_process_runs_as_working(tmp_path):
+    db = tmp_path / "seen.db"
+    setup = start_ikigai(db, "run", stdin=subprocess.PIPE)
+    _, err = setup.communicate("/fork --name worker\n", timeout=60)
+    assert setup.returncode == 0, err
+    script = tmp_path / "slow.txt"
+    script.write_text("a long question " + "word " * 30 + "\n")
+    slow = start_ikigai(db, "run", "--agent", "worker", "--script", str(script),
+                        env=proc_env(IKIGAI_OFFLINE_DELAY="1"))  # a turn of 40+ s
+    host = socket.gethostname()
+
+    def ikigai(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "ikigai_tui", "--db", str(db), *args],
+                              input=input, capture_output=True, text=True, timeout=60)
+
+    try:
+        deadline = time.monotonic() + 30
+        while not lease_rows(db):
+            assert time.monotonic() < deadline and slow.poll() is None, "no lease taken"
+            time.sleep(0.02)
+        listed = {a["name"]: a for a in json.loads(ikigai("agents", "--json").stdout)}
+        assert listed["worker"]["status"] == "working"
+        assert listed["worker"]["elsewhere"] == {"pid": slow.pid, "host": host}
+        assert listed["root"]["status"] == "idle" and listed["root"]["elsewhere"] is None
+        text = ikigai("agents").stdout
+        assert f"working (pid {slow.pid} on {host})" in text
+        tree = ikigai("run", input="/agents\n")
+        assert tree.returncode == 0, tree.stderr
+        worker_line = next(line for line in tree.stdout.splitlines() if "worker" in line)
+        assert f"working (pid {slow.pid} on {host})" in worker_line
+        assert slow.poll() is None, "the turn ended before the checks"
+    finally:
+        slow.send_signal(signal.SIGINT)  # Ctrl+C: the turn stops, its lease is released
+        _, err = finish_proc(slow)
+    assert slow.returncode == 130, err
+    assert lease_rows(db) == []
+    listed = {a["name"]: a for a in json.loads(ikigai("agents", "--json").stdout)}
+    assert listed["worker"]["status"] == "idle" and listed["worker"]["elsewhere"] is None
