@@ -17,6 +17,10 @@ character (see inert.dumps): exact for a program, inert on a terminal.
     {"type": "retry", "agent", "attempt", "delay_seconds", "reason"}
     {"type": "command", "agent", "text", "output"}             (`run` only: a /command's lines)
     {"type": "preview", "agent", "lines"}                      (`run` only: what /forget matched)
+    {"type": "compaction", "agent", "kind", "text"}             (auto-compaction and pruned-turn
+                                                               summaries: "warning", "note", "done")
+    {"type": "compact", "agent", "event_id", "replaced", "before", "after", "summary"}
+    {"type": "pruned_summary", "agent", "event_id", "messages", "new", "tokens", "summary"}
     {"type": "error", "agent", "message"}
     {"type": "result", "subtype": "success" | "error" | "interrupted", "is_error",
      "exit_code", "agent", "model", "result", "duration_ms", "usage", "errors"}
@@ -29,6 +33,7 @@ from typing import Any, TextIO
 
 from ikigai_tui import __version__
 from ikigai_tui.cli_print import Channel
+from ikigai_tui.core.compaction import CompactionNotice
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta,
 )
@@ -74,6 +79,12 @@ class JsonPrinter:
                 self._event(event)
         elif isinstance(notice, ErrorNotice):
             self.error(notice.message, notice.agent_id)
+        elif isinstance(notice, CompactionNotice):
+            if notice.kind == "error":
+                self.error(notice.text, notice.agent_id)
+            else:
+                self._emit({"type": "compaction", "agent": notice.agent_id, "kind": notice.kind,
+                            "text": notice.text})
         elif isinstance(notice, RetryNotice):
             self._emit({"type": "retry", "agent": notice.agent_id, "attempt": notice.attempt,
                         "delay_seconds": round(notice.delay, 3), "reason": notice.reason})
@@ -97,6 +108,14 @@ class JsonPrinter:
         elif event.kind == "tool_result":
             self._emit({"type": "tool_result", **base, "call_id": payload.get("call_id"),
                         "content": payload.get("content", "")})
+        elif event.kind == "compact":
+            self._emit({"type": "compact", **base, "replaced": len(payload.get("ids") or ()),
+                        "before": payload.get("before"), "after": payload.get("after"),
+                        "summary": payload.get("summary", "")})
+        elif event.kind == "pruned_summary":
+            self._emit({"type": "pruned_summary", **base, "messages": payload.get("messages"),
+                        "new": payload.get("new"), "tokens": payload.get("tokens"),
+                        "summary": payload.get("summary", "")})
         elif event.kind == "usage":
             self._usage.append((event.id, "usage", payload))
             self._emit({"type": "usage", "agent": agent, "model": payload.get("model"),

@@ -14,8 +14,8 @@ _USAGE = {"type": "object", "required": ["input_tokens", "output_tokens", "cost_
                          "unpriced_models": {"type": "array", "items": {"type": "string"}}}}
 
 
-def _obj(kind: str, **props: dict) -> dict:
-    properties = {"type": {"enum": [kind]}, "agent": _ID, **props}
+def _obj(name: str, /, **props: dict) -> dict:
+    properties = {"type": {"enum": [name]}, "agent": _ID, **props}
     return {"type": "object", "required": list(properties), "properties": properties,
             "additionalProperties": False}
 
@@ -39,6 +39,14 @@ EVENTS: dict[str, dict] = {
     "command": _obj("command", text={"type": "string"},
                     output={"type": "array", "items": {"type": "string"}}),
     "preview": _obj("preview", lines={"type": "array", "items": {"type": "string"}}),
+    "compaction": _obj("compaction", kind={"enum": ["warning", "note", "done"]},
+                       text={"type": "string"}),
+    "compact": _obj("compact", event_id=_EVENT_ID, replaced={"type": "integer"},
+                    before={"type": ["integer", "null"]}, after={"type": ["integer", "null"]},
+                    summary={"type": "string"}),
+    "pruned_summary": _obj("pruned_summary", event_id=_EVENT_ID, messages={"type": "integer"},
+                           new={"type": "integer"}, tokens={"type": "integer"},
+                           summary={"type": "string"}),
     "error": _obj("error", message={"type": "string"}),
     "result": _obj("result", subtype={"enum": ["success", "error", "interrupted"]},
                    is_error={"type": "boolean"}, exit_code={"type": "integer"},

@@ -41,3 +41,31 @@ def test_run_says_each_update_and_context_log_and_export_show_it(tmp_path):
     assert "Summarised" not in quiet.stdout
     assert other.context()["pruned_summary"] is None
     assert not [e for e in other.log() if e["kind"] == "pruned_summary"]
+
+
+def test_json_output_reports_the_summaries_and_a_compaction(tmp_path):
+    import json
+
+    from tests.integration.stream_schema import validate_line
+
+    cli = Cli(tmp_path / "j.db", env=ENV)
+    lines = [f"message {i} " + "word " * 40 for i in range(8)] + ["/compact"]
+    done = cli("run", "--output-format", "stream-json", input="".join(f"{x}\n" for x in lines))
+    assert done.returncode == 0, done.stderr
+    objects = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [p for o in objects for p in validate_line(o)] == []
+    said = [o for o in objects if o["type"] == "compaction" and o["kind"] == "done"]
+    events = [o for o in objects if o["type"] == "pruned_summary"]
+    assert said and len(said) == len(events)
+    assert all(o["text"].startswith("Summarised") for o in said)
+    assert any(o["type"] == "compaction" and o["kind"] == "warning" for o in objects)
+    stored = [e for e in cli.log() if e["kind"] == "pruned_summary"]
+    assert [o["event_id"] for o in events] == [e["id"] for e in stored]
+    assert events[-1]["summary"] == stored[-1]["payload"]["summary"]
+    assert events[-1]["tokens"] == stored[-1]["payload"]["tokens"] > 0
+    compact, = [o for o in objects if o["type"] == "compact"]
+    logged, = [e for e in cli.log() if e["kind"] == "compact"]
+    assert compact["event_id"] == logged["id"] and compact["replaced"] == len(logged["payload"]["ids"])
+    assert compact["summary"] == logged["payload"]["summary"]
+    whole = json.loads(cli("run", "--output-format", "json", input="/context\n").stdout)
+    assert whole["type"] == "result" and whole["is_error"] is False
