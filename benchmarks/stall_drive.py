@@ -14,7 +14,8 @@ process that drives the full-screen app headless at 120x40 with a loop-lag probe
                                                        first frame (litellm loading); warm,
                                                        once the preload is done
   python benchmarks/stall_drive.py stream EMPTY BIG    the longest stall while a 10,000-chunk
-                                                       reply streams (tui_drive's scenario)
+                                                       reply streams (tui_drive's scenario),
+                                                       until 0.15 s after it ends
 """
 
 from __future__ import annotations
@@ -159,10 +160,14 @@ async def _stream_stall(empty_db: str, big_db: str) -> dict:
         async with LagProbe() as probe:
             times = await _stream_chunks(app, sb, stream_chunks(10_000, seed=1))
             await settle_all(app, pilot)
+            ended = perf() - probe._t0
             sb.end_stream()
+            await settle_all(app, pilot)
+            await asyncio.sleep(0.15)  # what the reply's end set off (a collection put off)
             await settle_all(app, pilot)
         await pilot.pause()
     return {"longest_ms": probe.longest_ms, "median_chunk": statistics.median(times),
+            "after_end_ms": max((ms for at, ms in probe.stalls if at >= ended), default=0.0),
             "stalls": [round(ms, 1) for _, ms in probe.over(20)], "problems": []}
 
 

@@ -17,7 +17,8 @@ lines after its own figures.
                              fake's Anthropic wire format): litellm's paths for a model
                              without a tiktoken encoding of its own (its default one).
   stall_stream_ms            A 10,000-chunk reply streamed at the end of the 100,000-message
-                             transcript, a paint per chunk (the stream figure's scenario).
+                             transcript, a paint per chunk (the stream figure's scenario),
+                             until 0.15 s after it ends (the collection it put off runs then).
   stall_jump_ms              Ctrl+Home and Ctrl+End on logs of 2,000, 10,000 and 100,000
                              messages, from the key until the page is all drawn (the part
                              off screen is drawn after the frame, in slices); the worst.
@@ -108,10 +109,14 @@ def figures(quick: bool = False) -> Iterator[str]:
             problems.append(f"send figures: {exc}")
 
         try:
-            st = child(["stream", str(copies[0]), str(copies[100_000])])
-            yield fmt("stall_stream_ms", st["longest_ms"], STALL_GOAL_MS,
-                      f"10,000 chunks at the end of 100,000 messages; stalls over 20 ms: "
-                      f"{st['stalls'][:10]}; median chunk {st['median_chunk'] * 1e6:.0f} us")
+            streams = [child(["stream", str(copies[0]), str(copies[100_000])]) for _ in range(runs)]
+            longest = [r["longest_ms"] for r in streams]
+            yield fmt("stall_stream_ms", statistics.median(longest), STALL_GOAL_MS,
+                      f"runs {', '.join(f'{x:.0f}' for x in longest)} ms; 10,000 chunks at the "
+                      f"end of 100,000 messages; stalls over 20 ms in the first run: "
+                      f"{streams[0]['stalls'][:10]}; after the reply ended "
+                      f"{max(r['after_end_ms'] for r in streams):.0f} ms at most; median chunk "
+                      f"{statistics.median(r['median_chunk'] for r in streams) * 1e6:.0f} us")
         except Exception as exc:
             problems.append(f"stream stall figure: {exc}")
 

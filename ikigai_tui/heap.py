@@ -17,6 +17,7 @@ import gc
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Iterator
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
@@ -107,6 +108,69 @@ def collector_paused() -> Iterator[None]:
                 gc.freeze()
                 if _was_enabled:
                     gc.enable()
+
+
+# -- while a reply streams ------------------------------------------------------------
+
+# While a reply streams: young collections after 3,000 new objects (700 by default) and a
+# middle one after 5 of them (10), so that what lives a few frames (the lines a repaint
+# draws, in reference cycles through their caches) dies young instead of piling up in the
+# oldest generation; a full collection after 50 middle ones (10): ~10x the objects made.
+STREAMING_THRESHOLDS = (3_000, 5, 50)
+
+_defer_lock = threading.RLock()  # re-entered when a collection inside it drops an owner
+_deferring: dict[int, weakref.ref] = {}  # id(owner) -> owner, weakly
+_saved_thresholds: tuple[int, int, int] | None = None  # put aside while deferring
+
+
+def defer_full_collections(owner: object) -> None:
+    """Full collections put off while `owner` (a scrollback) streams a reply, until
+    `resume_full_collections(owner)` (or until the owner is gone).
+
+    A streaming reply's lines (Strips, each with seven caches of its own) live until the
+    reply ends, up to ~90,000 objects at 1,000 lines, and every repaint leaves cycles that
+    outlive a young collection; by default a full collection comes after every ten middle
+    ones and walks all of it: 10-40 ms on the event loop, every ~0.3 s of a fast stream
+    (benchmarks/stall_figures.py, stall_stream_ms). With STREAMING_THRESHOLDS, young
+    collections still run (1-5 ms each) and most of that garbage dies in them; a full one
+    still comes now and then, so the garbage of a very long reply stays bounded. Calls
+    are idempotent."""
+    global _saved_thresholds
+    key = id(owner)
+    with _defer_lock:
+        if key in _deferring:
+            return
+        if _saved_thresholds is None:
+            _saved_thresholds = gc.get_threshold()
+            gc.set_threshold(*STREAMING_THRESHOLDS)
+        _deferring[key] = weakref.ref(owner, lambda _ref: _release(key))
+
+
+def resume_full_collections(owner: object) -> bool:
+    """`owner`'s reply ended. True when it was the last one streaming: the collector is
+    back to its thresholds, and the full collection it put off is due (`collect`)."""
+    return _release(id(owner))
+
+
+def _release(key: int) -> bool:
+    global _saved_thresholds
+    with _defer_lock:
+        if _deferring.pop(key, None) is None or _deferring or _saved_thresholds is None:
+            return False
+        gc.set_threshold(*_saved_thresholds)
+        _saved_thresholds = None
+        return True
+
+
+def full_collections_deferred() -> bool:
+    return bool(_deferring)
+
+
+def collect() -> int:
+    """The full collection put off while replies streamed, unless one streams again."""
+    if _deferring or not gc.isenabled():
+        return 0
+    return gc.collect()
 
 
 def trim() -> bool:

@@ -19,7 +19,9 @@ def _collector_on():
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
+    if was:  # back as it was (a test here turns it off)
+        gc.enable()
+    else:
         gc.disable()
 
 

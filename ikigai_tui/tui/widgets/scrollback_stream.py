@@ -4,6 +4,9 @@ The reply's lines are a `MarkdownStream`'s (widgets/streaming.py), kept as the t
 the scrollback's `Lines`: a piece repaints only the lines that changed, and the reply's
 last block is drawn again by a timer when it is due. A pane opened while the agent
 streams starts with the reply so far (`start_stream`), and skips the pieces it holds.
+While a reply streams, full garbage collections are put off (heap.defer_full_collections:
+each would walk all the reply's lines, a stall of 10-40 ms); the one put off runs on a
+turn of its own once the last reply streaming ends.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import TYPE_CHECKING
 from textual.geometry import Size
 from textual.timer import Timer
 
+from ikigai_tui.heap import collect, defer_full_collections, resume_full_collections
 from ikigai_tui.tui.widgets.streaming import MarkdownStream
 
 if TYPE_CHECKING:
@@ -57,6 +61,7 @@ class StreamingLines:
                                                palette=self.palette)
         self._stream_from = len(self._lines)
         self._lines.tail = stream.lines
+        defer_full_collections(self)
         return stream
 
     def _show_stream(self, changed: int | None) -> None:
@@ -91,3 +96,11 @@ class StreamingLines:
             self._lines.tail = []
             self._stream = None
             self._resize()
+        self._stream_ended()
+
+    def _stream_ended(self) -> None:
+        if resume_full_collections(self):
+            self.app.call_later(collect)
+
+    def on_unmount(self) -> None:
+        resume_full_collections(self)  # a pane closed mid-reply
