@@ -45,6 +45,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from figure import fmt, main
+
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "openai/gpt-4o"
 GOAL_MIB = 100.0
@@ -182,14 +184,13 @@ def measure(size: int, wide: bool = False) -> tuple[dict, list[str]]:
 
 def line(name: str, result: dict, size: int, informational: bool = False) -> str:
     above = result["peak"] - result["idle"]
-    verdict = "ok" if above <= GOAL_MIB else "miss"
     details = (f"{size / MiB:g} MiB UTF-8, {result['chars']:,} characters; peak "
                f"{result['peak']:.0f} MiB, idle {result['idle']:.0f} MiB; the first, short run "
                f"peaked {result['first_peak'] - result['first_open']:.0f} MiB above its session "
                f"open ({result['first_open']:.0f} MiB, litellm imported)")
     if informational:
         details += "; informational"
-    return f"{name}: {above:.0f} (<= {GOAL_MIB:g}) {verdict}   [{details}]"
+    return fmt(name, f"{above:.0f}", f"<= {GOAL_MIB:g}", above <= GOAL_MIB, details)
 
 
 def figures(quick: bool = False) -> Iterator[str]:
@@ -211,8 +212,4 @@ def figures(quick: bool = False) -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        child(*sys.argv[2:5])
-    else:
-        for text in figures(quick="--quick" in sys.argv):
-            print(text, flush=True)
+    main(figures, child)

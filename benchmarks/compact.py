@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from figure import fmt, main  # noqa: E402
 from side_timing import (  # noqa: E402
     fill, fresh_session, ratio_line, rotated, time_proposals, with_fake,
 )
@@ -112,12 +113,10 @@ def figures(quick: bool = False) -> Iterator[str]:
                      f"request(s) over ~{r['tokens']:,} tokens")
     c = asyncio.run(_check())
     ms = c["median"] * 1e3
-    verdict = "ok" if ms <= CHECK_GOAL_MS else "miss"
-    yield (f"auto_check_100k_ms: {ms:.3f} ms (<= {CHECK_GOAL_MS:g} ms) {verdict}   "
-           f"[median of {CHECKS}, max {c['max'] * 1e3:.2f} ms; {CHECK_MESSAGES:,} messages, "
-           f"usage {c['share']:.0%} of the budget]")
+    yield fmt("auto_check_100k_ms", f"{ms:.3f} ms", f"<= {CHECK_GOAL_MS:g} ms", ms <= CHECK_GOAL_MS,
+              f"median of {CHECKS}, max {c['max'] * 1e3:.2f} ms; {CHECK_MESSAGES:,} messages, "
+              f"usage {c['share']:.0%} of the budget")
 
 
 if __name__ == "__main__":
-    for text in figures(quick="--quick" in sys.argv):
-        print(text)
+    main(figures)

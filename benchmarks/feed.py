@@ -31,6 +31,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from figure import fmt, main
 from ikigai_tui.core.notices import EventsCommitted
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
@@ -117,9 +118,13 @@ def figures(quick: bool = False) -> Iterator[str]:
     idle = r["idle"]
     idle_max = idle[-1] * 1e3 if len(idle) == r["idle_count"] else float("inf")
     complete = r["got"] == r["count"] == r["in_context"]
-    verdict = "ok" if p99 <= GOAL_MS and idle_max <= GOAL_MS and complete else "miss"
     idle_median = statistics.median(idle) * 1e3 if idle else float("inf")
-    yield (f"feed_foreign_append_p99_ms: {p99:.0f} (<= {GOAL_MS:g}) {verdict}   "
-           f"[median {r['median'] * 1e3:.0f} ms, max {r['max'] * 1e3:.0f} ms; after {IDLE_GAP:g} s "
-           f"idle: median {idle_median:.0f} ms, max {idle_max:.0f} ms of {len(idle)}; "
-           f"{r['got']}/{r['count']} arrived, {r['in_context']} in the context]")
+    yield fmt("feed_foreign_append_p99_ms", f"{p99:.0f}", f"<= {GOAL_MS:g}",
+              p99 <= GOAL_MS and idle_max <= GOAL_MS and complete,
+              f"median {r['median'] * 1e3:.0f} ms, max {r['max'] * 1e3:.0f} ms; after {IDLE_GAP:g} s "
+              f"idle: median {idle_median:.0f} ms, max {idle_max:.0f} ms of {len(idle)}; "
+              f"{r['got']}/{r['count']} arrived, {r['in_context']} in the context")
+
+
+if __name__ == "__main__":
+    main(figures)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from figure import main  # noqa: E402
 from side_timing import (  # noqa: E402
     fill, fresh_session, ratio_line, rotated, time_proposals, with_fake,
 )
@@ -75,5 +76,4 @@ def figures(quick: bool = False) -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    for text in figures(quick="--quick" in sys.argv):
-        print(text)
+    main(figures)

@@ -15,10 +15,10 @@ grandchild's. The parents' rows after their fork are extra (about 5% of n each).
 The rows go through the real write path (Store.write, 10,000 events per batch) into a
 schema created by Store.open, so ids are contiguous from 1 and created_at is set. A cached
 log is keyed by n, GEN_VERSION and a hash of the product's migrations: a schema change
-regenerates it. Bump GEN_VERSION whenever what this module writes changes.
+regenerates it. Bump GEN_VERSION whenever what this module writes changes (its texts: gen_text.py).
 
-An independent model of the replay rules (below, not the product's Replayer) tracks each
-agent's context while generating: it picks valid rewind targets and filter ids, and it
+An independent model of the replay rules (gen_model.py, not the product's Replayer) tracks
+each agent's context while generating: it picks valid rewind targets and filter ids, and it
 gives the expected context of the grandchild, which the benchmark checks the product's
 result against (ids in order).
 """
@@ -34,6 +34,8 @@ import time
 import uuid
 from pathlib import Path
 
+from gen_model import Model
+from gen_text import Texts, run_of_words, vocabulary  # noqa: F401  (gen.vocabulary etc.: tui.py, preview.py)
 from ikigai_tui.core.events import AgentRecord, WriteBatch
 from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
 from ikigai_tui.core.sqlite.store import Store
@@ -84,129 +86,6 @@ def ctx_digest(ids) -> str:
     for i in ids:
         h.update(b"%d," % i)
     return h.hexdigest()
-
-
-# -- text --------------------------------------------------------------------------------
-
-
-def vocabulary(rng: random.Random) -> list[str]:
-    """Made-up words (some non-ASCII) plus common English ones."""
-    syll = ["ka", "lo", "mi", "ne", "ro", "su", "ta", "vi", "da", "pe", "qu", "zo", "é", "ü"]
-    words = ["".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
-    return words + ["the", "a", "to", "of", "and", "in", "is", "function", "test", "file", "error"]
-
-
-def run_of_words(rng: random.Random, words: list[str], mean: int) -> str:
-    """Words up to a log-normally distributed length around `mean` characters."""
-    target = max(8, int(rng.lognormvariate(0, 0.8) * mean))
-    out, size = [], 0
-    while size < target:
-        w = rng.choice(words)
-        out.append(w)
-        size += len(w) + 1
-    return " ".join(out)
-
-
-class Texts:
-    """Pools of message texts with realistic lengths (some non-ASCII)."""
-
-    def __init__(self, rng: random.Random) -> None:
-        words = vocabulary(rng)
-        self.rng = rng
-
-        def text(mean: int) -> str:
-            return run_of_words(rng, words, mean)
-
-        self.user = [text(120) for _ in range(2000)]
-        self.assistant = [text(500) for _ in range(2000)]
-        self.result = [text(600) for _ in range(2000)]
-        self.args = [json.dumps({"path": f"src/{rng.choice(words)}.py", "pattern": text(30)})
-                     for _ in range(500)]
-
-    def pick(self, pool: list[str]) -> str:
-        return pool[self.rng.randrange(len(pool))]
-
-
-# -- the model of one agent's state --------------------------------------------------------
-
-
-class Model:
-    """An agent's context as SPEC §4 defines it, for the subset of kinds generated here."""
-
-    def __init__(self) -> None:
-        self.ctx: dict[int, str] = {}  # id -> kind, in id order
-        self.call_of: dict[int, int] = {}  # tool_result id -> its call's id
-        self.result_of: dict[int, int] = {}  # tool_call id -> its result's id
-        self.marks: dict[object, int] = {}  # key -> mark event id, in mark order
-        self.msg_ids: list[int] = []  # every message id ever in ctx, for sampling
-
-    def child(self, after_mark: int | None) -> Model:
-        m = Model()
-        kept = {k for k in self.ctx if after_mark is None or k > after_mark}
-        # A tool result whose call is before the mark is not inherited.
-        m.ctx = {k: v for k, v in self.ctx.items() if k in kept
-                 and not (v == "tool_result" and self.call_of[k] not in kept)}
-        m.call_of = {r: c for r, c in self.call_of.items() if r in m.ctx}
-        m.result_of = {c: r for c, r in self.result_of.items() if c in m.ctx and r in m.ctx}
-        m.msg_ids = list(m.ctx)
-        return m
-
-    def message(self, i: int, kind: str, call: int | None = None) -> None:
-        self.ctx[i] = kind
-        self.msg_ids.append(i)
-        if kind == "tool_result":
-            self.call_of[i] = call
-            self.result_of[call] = i
-
-    def mark(self, i: int, name: str | None) -> None:
-        key = name if name is not None else ("#", i)
-        self.marks.pop(key, None)
-        self.marks[key] = i
-
-    def rewind(self, target: int) -> None:
-        while self.marks[next(reversed(self.marks))] != target:
-            self.marks.popitem()
-        ctx = self.ctx
-        removed = []
-        while ctx:
-            last = next(reversed(ctx))
-            if last <= target:
-                break
-            if ctx.pop(last) == "tool_result":
-                removed.append(last)
-        for r in removed:
-            ctx.pop(self.call_of[r], None)
-
-    def partners(self, ids: set[int]) -> set[int]:
-        out = set(ids)
-        for i in ids:
-            kind = self.ctx[i]
-            if kind == "tool_result":
-                p = self.call_of[i]
-            elif kind == "tool_call":
-                p = self.result_of.get(i)
-            else:
-                continue
-            if p in self.ctx:
-                out.add(p)
-        return out
-
-    def drop(self, ids: set[int]) -> None:
-        for i in self.partners(ids):
-            del self.ctx[i]
-
-    def sample_ids(self, rng: random.Random, k: int) -> list[int]:
-        """Up to k distinct ids drawn uniformly from the context."""
-        if len(self.msg_ids) > 4 * len(self.ctx) + 64:
-            self.msg_ids = list(self.ctx)  # amortised: keeps the hit rate above 1/4
-        found: set[int] = set()
-        for _ in range(8 * k):
-            i = self.msg_ids[rng.randrange(len(self.msg_ids))] if self.msg_ids else None
-            if i in self.ctx:
-                found.add(i)
-                if len(found) == k:
-                    break
-        return sorted(found)
 
 
 # -- the generator -----------------------------------------------------------------------

@@ -42,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import matching_eval  # noqa: E402
+from figure import fmt, main  # noqa: E402
 
 from ikigai_tui.core.events import AgentRecord, WriteBatch  # noqa: E402
 from ikigai_tui.core.matching import Candidate  # noqa: E402
@@ -58,10 +59,6 @@ CRITERIA = ["the database schema discussion", "everything about cooking", "footb
             "what we said about money and banks", "astronomy and planets",
             "the part about robots that think", "films and actors", "knitting", "politics"]
 perf = time.perf_counter
-
-
-def fmt(name: str, measured: str, goal: str, ok: bool, details: str) -> str:
-    return f"{name}: {measured} ({goal}) {'ok' if ok else 'miss'}   [{details}]"
 
 
 def quality() -> list[str]:
@@ -159,5 +156,4 @@ def figures(quick: bool = False) -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    for text in figures(quick="--quick" in sys.argv):
-        print(text, flush=True)
+    main(figures)

@@ -24,14 +24,14 @@ seeded: realistic first lines and reasons, 2 to 4 messages an exchange.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import figure
 
 HERE = Path(__file__).resolve().parent
 perf = time.perf_counter
@@ -46,8 +46,7 @@ ROLES = ["user", "assistant", "tool_call", "tool_result"]
 
 
 def fmt(name: str, value: float, goal: float, details: str) -> str:
-    ok = "ok" if value <= goal else "miss"
-    return f"{name}: {value:.1f} ms (<= {goal:g} ms) {ok}   [{details}]"
+    return figure.fmt(name, f"{value:.1f} ms", f"<= {goal:g} ms", value <= goal, details)
 
 
 def make_items(seed: int = 12) -> list:
@@ -88,6 +87,7 @@ async def _drive(reps: int) -> dict:
     from textual.app import App
 
     from ikigai_tui.tui.screens.preview import PreviewList, PreviewScreen
+    from tui_drive import painted
 
     items = make_items()
     problems: list[str] = []
@@ -119,11 +119,8 @@ async def _drive(reps: int) -> dict:
     async def settle(app, pilot) -> None:
         for _ in range(50):
             await pilot._wait_for_screen()
-            screen = app.screen
-            if not (screen._dirty_widgets or screen._layout_required or screen._scroll_required
-                    or screen._repaint_required):
+            if painted(app.screen):
                 return
-            screen._on_timer_update()
 
     app = App()
     opens: list[float] = []
@@ -194,9 +191,9 @@ async def _drive(reps: int) -> dict:
     return {"opens": opens, "times": times, "problems": sorted(set(problems))}
 
 
-def child(reps: int) -> None:
+def child(reps: str) -> None:
     sys.path.insert(0, str(HERE))
-    print("RESULT " + json.dumps(asyncio.run(_drive(reps))), flush=True)
+    figure.report(asyncio.run(_drive(int(reps))))
 
 
 # -- the parent -----------------------------------------------------------------------------
@@ -204,15 +201,9 @@ def child(reps: int) -> None:
 
 def figures(quick: bool = False) -> Iterator[str]:
     reps = 3 if quick else 7
-    proc = subprocess.run([sys.executable, __file__, "--child", str(reps)], capture_output=True,
-                          text=True, timeout=600)
-    result = None
-    for text in proc.stdout.splitlines():
-        if text.startswith("RESULT "):
-            result = json.loads(text[7:])
+    result, failed = figure.run_child([__file__, "--child", str(reps)])
     if result is None:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        yield f"CHECK FAILED: preview child exited {proc.returncode}: {' | '.join(tail)}"
+        yield f"CHECK FAILED: preview child {failed}"
         return
     opens = [t * 1e3 for t in result["opens"]]
     yield fmt("preview_open_5000_ms", statistics.median(opens), OPEN_GOAL_MS,
@@ -228,8 +219,4 @@ def figures(quick: bool = False) -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        child(int(sys.argv[2]))
-    else:
-        for text in figures(quick="--quick" in sys.argv):
-            print(text, flush=True)
+    figure.main(figures, child)

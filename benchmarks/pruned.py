@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from figure import fmt, main  # noqa: E402
 from ikigai_tui.core.compaction import CompactionSettings  # noqa: E402
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
@@ -77,17 +78,15 @@ def figures(quick: bool = False) -> Iterator[str]:
     on = asyncio.run(_measure(True))
     w = on["window"]
     ms = on["update"] * 1e3
-    verdict = "ok" if ms <= UPDATE_GOAL_MS else "miss"
-    yield (f"pruned_update_100k_ms: {ms:.2f} ms (<= {UPDATE_GOAL_MS:g} ms) {verdict}   "
-           f"[median of {TURNS}, max {on['update_max'] * 1e3:.1f} ms; {on['events']} updates; "
-           f"the summary covers {w.pruned_covered:,} messages in {w.pruned_summary:,} tokens "
-           f"of a {w.reserve:,}-token reserve]")
+    yield fmt("pruned_update_100k_ms", f"{ms:.2f} ms", f"<= {UPDATE_GOAL_MS:g} ms",
+              ms <= UPDATE_GOAL_MS,
+              f"median of {TURNS}, max {on['update_max'] * 1e3:.1f} ms; {on['events']} updates; "
+              f"the summary covers {w.pruned_covered:,} messages in {w.pruned_summary:,} tokens "
+              f"of a {w.reserve:,}-token reserve")
     ratio = on["plan"] / off["plan"]
-    verdict = "ok" if ratio <= PLAN_GOAL else "miss"
-    yield (f"pruned_plan_100k_vs_off: {ratio:.2f}x (<= {PLAN_GOAL}x) {verdict}   "
-           f"[on {on['plan'] * 1e3:.2f} ms, off {off['plan'] * 1e3:.2f} ms, medians of {TURNS}]")
+    yield fmt("pruned_plan_100k_vs_off", f"{ratio:.2f}x", f"<= {PLAN_GOAL}x", ratio <= PLAN_GOAL,
+              f"on {on['plan'] * 1e3:.2f} ms, off {off['plan'] * 1e3:.2f} ms, medians of {TURNS}")
 
 
 if __name__ == "__main__":
-    for text in figures(quick="--quick" in sys.argv):
-        print(text)
+    main(figures)

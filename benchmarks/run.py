@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import big_message  # noqa: E402
 import compact  # noqa: E402
 import feed  # noqa: E402
+from figure import fmt  # noqa: E402
 import forget  # noqa: E402
 import gen  # noqa: E402
 import matching  # noqa: E402
@@ -70,8 +71,7 @@ perf = time.perf_counter
 
 
 def line(name: str, value: float, goal: float, unit_goal: str, details: str) -> str:
-    verdict = "ok" if value <= goal else "miss"
-    return f"{name}: {value:.2f}x (<= {unit_goal}) {verdict}   [{details}]"
+    return fmt(name, f"{value:.2f}x", f"<= {unit_goal}", value <= goal, details)
 
 
 # -- open ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from figure import fmt  # noqa: E402
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
 from ikigai_tui.core.sqlite.store import Store  # noqa: E402
@@ -104,7 +105,7 @@ def ratio_line(name: str, r: dict, goal: float, what: str) -> str:
     """`name: 1.12x (<= 1.3x) ok   [... ms for WHAT, ideal ... ms; runs ... ms]`: the
     median time over the ideal one."""
     ratio = r["median"] / r["ideal"]
-    verdict = "ok" if ratio <= goal else "miss"
     runs = ", ".join(f"{t * 1e3:.0f}" for t in r["times"])
-    return (f"{name}: {ratio:.2f}x (<= {goal}x) {verdict}   [{r['median'] * 1e3:.0f} ms for "
-            f"{what}, ideal {r['ideal'] * 1e3:.0f} ms; runs {runs} ms]")
+    return fmt(name, f"{ratio:.2f}x", f"<= {goal}x", ratio <= goal,
+               f"{r['median'] * 1e3:.0f} ms for {what}, ideal {r['ideal'] * 1e3:.0f} ms; "
+               f"runs {runs} ms")

@@ -46,7 +46,6 @@ database is generated in a child process (`python benchmarks/tui.py gen N PATH`)
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import shutil
@@ -58,6 +57,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import gen
+from figure import fmt, run_child
+from figure import main as figures_main
 from ikigai_tui.core.events import AgentRecord, WriteBatch
 from ikigai_tui.core.sqlite.store import Store
 
@@ -73,10 +74,6 @@ SCROLL_GOAL_MS = 50.0
 STREAM_GOAL = 1.5
 COLD_GOAL = 1.5
 MEMORY_GOAL_MB = 250.0
-
-
-def fmt(name: str, value: str, goal: str, ok: bool, details: str) -> str:
-    return f"{name}: {value} ({goal}) {'ok' if ok else 'miss'}   [{details}]"
 
 
 # -- data (parent side) ------------------------------------------------------------------
@@ -168,18 +165,14 @@ def generate(n: int, path: Path) -> None:
 
 
 def child(args: list[str], timeout: float = 600) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TEXTUAL_THEME")}
+    """A run of the driver (DRIVER, tui_drive.py): its RESULT; raises when there is none."""
     spawned = perf()
-    proc = subprocess.run([sys.executable, str(DRIVER), *args], capture_output=True,
-                          text=True, timeout=timeout, env=env)
-    for text in proc.stdout.splitlines():
-        if text.startswith("RESULT "):
-            result = json.loads(text[7:])
-            if "t0" in result:  # perf_counter is CLOCK_MONOTONIC: comparable across processes
-                result["interpreter"] = result["t0"] - spawned
-            return result
-    tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-    raise RuntimeError(f"{' '.join(args[:2])} exited {proc.returncode}: {' | '.join(tail)}")
+    result, failed = run_child([str(DRIVER), *args], timeout)
+    if result is None:
+        raise RuntimeError(f"{' '.join(args[:2])} {failed}")
+    if "t0" in result:  # perf_counter is CLOCK_MONOTONIC: comparable across processes
+        result["interpreter"] = result["t0"] - spawned
+    return result
 
 
 def startup(dbs: dict[str, Path], reps: int) -> tuple[list[str], list[str]]:
@@ -315,12 +308,12 @@ def figures(quick: bool = False) -> Iterator[str]:
 
 
 def main(argv: list[str]) -> None:
-    """`gen N PATH`: write the database of N messages to PATH (ensure_db runs this)."""
-    mode = argv[0]
-    if mode == "gen":
+    """`gen N PATH`: write the database of N messages to PATH (ensure_db runs this);
+    otherwise the figures, as figure.main (the drivers are in tui_drive.py)."""
+    if argv[:1] == ["gen"]:
         generate(int(argv[1]), Path(argv[2]))
     else:
-        raise SystemExit(f"unknown mode {mode!r} (the drivers are in tui_drive.py)")
+        figures_main(figures)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ import time
 T0 = time.perf_counter()  # this child's start: before textual or ikigai_tui is imported
 
 import asyncio  # noqa: E402
-import json  # noqa: E402
+import contextlib  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from figure import report  # noqa: E402  (standard library only)
 
 perf = time.perf_counter
 SIZE = (120, 40)
@@ -42,10 +44,6 @@ def vm_status() -> dict[str, float]:
         if key in ("VmRSS", "VmHWM"):
             out[key] = int(text.split()[1]) / 1024
     return out
-
-
-def report(result: dict) -> None:
-    print("RESULT " + json.dumps(result), flush=True)
 
 
 def make_config(db: str):
@@ -179,9 +177,18 @@ async def _open(db: str):
     return app, ready
 
 
+def painted(screen) -> bool:
+    """True when the screen has nothing left to lay out or paint; otherwise paints it now
+    (rather than on the next tick of the screen's update timer, not the product's cost)."""
+    if not (screen._dirty_widgets or screen._layout_required or screen._scroll_required
+            or screen._repaint_required):
+        return True
+    screen._on_timer_update()
+    return False
+
+
 async def settle(app, pilot) -> None:
-    """Until nothing is pending: messages, page loads, and the repaint (forced now rather
-    than on the next tick of the screen's update timer, which is not the product's cost)."""
+    """Until nothing is pending: messages, page loads, and the repaint (painted())."""
     sb = app.panes.active.scrollback
     for _ in range(20):
         await pilot._wait_for_screen()
@@ -189,11 +196,20 @@ async def settle(app, pilot) -> None:
         if pending:
             await app.workers.wait_for_complete(pending)
             continue
-        screen = app.screen
-        if not (screen._dirty_widgets or screen._layout_required or screen._scroll_required
-                or screen._repaint_required):
+        if painted(app.screen):
             return
-        screen._on_timer_update()
+
+
+@contextlib.asynccontextmanager
+async def opened(db: str):
+    """(app, pilot, its scrollback): the app on `db` at 120x40, after its first refresh,
+    settled."""
+    app, ready = await _open(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(ready.wait(), 120)
+        await settle(app, pilot)
+        yield app, pilot, app.panes.active.scrollback
+        await pilot.pause()
 
 
 async def _scroll(db: str, rounds: int) -> dict:
@@ -201,7 +217,6 @@ async def _scroll(db: str, rounds: int) -> dict:
 
     from ikigai_tui.tui.app import IkigaiApp
 
-    app, ready = await _open(db)
     done = asyncio.Event()
     action = IkigaiApp.action_scroll
 
@@ -211,10 +226,7 @@ async def _scroll(db: str, rounds: int) -> dict:
 
     IkigaiApp.action_scroll = scrolled
     problems: list[str] = []
-    async with app.run_test(size=SIZE) as pilot:
-        await asyncio.wait_for(ready.wait(), 120)
-        await settle(app, pilot)
-        sb = app.panes.active.scrollback
+    async with opened(db) as (app, pilot, sb):
         mem_open = vm_status()
         if not sb.items:
             problems.append("scroll: the scrollback shows no items")
@@ -251,7 +263,6 @@ async def _scroll(db: str, rounds: int) -> dict:
                     problems.append("scroll: ctrl+end did not show the end")
         mem_after = vm_status()
         lines = len(sb._lines)
-        await pilot.pause()
     return {"times": times, "actions": actions, "worst": worst, "mem_open": mem_open,
             "mem_after": mem_after, "lines": lines, "problems": sorted(set(problems))}
 
@@ -314,11 +325,7 @@ async def _stream_chunks(app, sb, chunks: list[str]) -> list[float]:
 async def _stream(empty_db: str, big_db: str, reps: int) -> dict:
     problems: list[str] = []
     # A check: a reply that outgrows a scrollback which was not full keeps the view at its end.
-    app, ready = await _open(empty_db)
-    async with app.run_test(size=SIZE) as pilot:
-        await asyncio.wait_for(ready.wait(), 120)
-        await settle(app, pilot)
-        sb = app.panes.active.scrollback
+    async with opened(empty_db) as (app, pilot, sb):
         await _stream_chunks(app, sb, stream_chunks(1_000, seed=99))
         await settle(app, pilot)
         if not follows(sb):
@@ -326,15 +333,10 @@ async def _stream(empty_db: str, big_db: str, reps: int) -> dict:
                 f"stream: on an empty agent, a reply longer than the view stops following at the "
                 f"line where it first overflows (view at line {sb.scroll_y:.0f} of "
                 f"{sb.max_scroll_y} after 1,000 chunks)")
-        await pilot.pause()
     # The figure: replies streamed at the end of the 100k agent's transcript (its view
     # already scrolls, so the reply is followed and its new lines are the painted ones).
     ratios, firsts, lasts, medians = [], [], [], []
-    app, ready = await _open(big_db)
-    async with app.run_test(size=SIZE) as pilot:
-        await asyncio.wait_for(ready.wait(), 120)
-        await settle(app, pilot)
-        sb = app.panes.active.scrollback
+    async with opened(big_db) as (app, pilot, sb):
         for rep in range(reps + 1):  # the first reply is a warm-up
             await app.action_scroll("end")
             await settle(app, pilot)
@@ -357,7 +359,6 @@ async def _stream(empty_db: str, big_db: str, reps: int) -> dict:
                 firsts.append(sum(first))
                 lasts.append(sum(last))
                 medians.append((statistics.median(first), statistics.median(last)))
-        await pilot.pause()
     return {"ratios": ratios, "firsts": firsts, "lasts": lasts, "medians": medians,
             "problems": problems}
 

@@ -29,6 +29,8 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 
+import figure
+from gen_text import run_of_words, vocabulary
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.request import build_messages, system_text
 from ikigai_tui.core.session import DEFAULT_BUDGET
@@ -55,19 +57,11 @@ class Texts:
 
     def __init__(self, seed: int = 7) -> None:
         rng = random.Random(seed)
-        syll = ["ka", "lo", "mi", "ne", "ro", "su", "ta", "vi", "da", "pe", "qu", "zo", "é", "ü"]
-        words = ["".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
-        words += ["the", "a", "to", "of", "and", "in", "is", "function", "test", "file", "error",
-                  "def", "return", "self", "None", "\n", "(x)", "{}", "'quoted'", '"json"']
+        words = vocabulary(rng) + ["def", "return", "self", "None", "\n", "(x)", "{}",
+                                   "'quoted'", '"json"']
 
         def text(mean: int) -> str:
-            target = min(2000, max(50, int(rng.lognormvariate(0, 0.8) * mean)))
-            out, size = [], 0
-            while size < target:
-                w = rng.choice(words)
-                out.append(w)
-                size += len(w) + 1
-            return " ".join(out)[:target]
+            return run_of_words(rng, words, mean, low=50, high=2000)
 
         self.user = [text(250) for _ in range(2000)]
         self.assistant = [text(700) for _ in range(2000)]
@@ -125,7 +119,7 @@ class Turns:
 
 
 def fmt(name: str, value: float, goal_text: str, ok: bool, details: str) -> str:
-    return f"{name}: {value:.2f}x ({goal_text}) {'ok' if ok else 'miss'}   [{details}]"
+    return figure.fmt(name, f"{value:.2f}x", goal_text, ok, details)
 
 
 # -- 1. ours vs seed 002 ---------------------------------------------------------------------
@@ -398,3 +392,7 @@ def figures(quick: bool = False) -> Iterator[str]:
         yield text
     for text in problems:
         yield f"CHECK FAILED: {text}"
+
+
+if __name__ == "__main__":
+    figure.main(figures)
