@@ -30,6 +30,7 @@ from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
 from ikigai_tui.tui.history import typed_history
+from ikigai_tui.tui.main_screen import MainScreen, freeze_start
 from ikigai_tui.tui.keymap import APP_BINDINGS, check_keymap, key_names, keys_in_force
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
@@ -63,6 +64,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         """`session_factory` opens the session the app shows (default: the runtime's, over
         the configured database and providers); tests hand their own instead of patching."""
         super().__init__()
+        freeze_start()
         self.config = config
         self.open_session: SessionFactory = session_factory or (
             lambda config: open_session(config, new_id=new_id))
@@ -90,6 +92,9 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.theme = theme
         self._histories: dict[str, list[str]] = {}  # agent id -> what was typed to it
         self._history_agent: str | None = None
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen()
 
     crash: tuple[str, object] | None = None  # (what failed, the log with its traceback)
     worker_errors_as_notices: bool | None = None  # None: yes, but not under Pilot

@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, NamedTuple
 from rich.style import Style
 from rich.text import Text
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ikigai_tui.core.limits import format_percent, format_tokens, usage_state
 from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
@@ -130,7 +132,7 @@ def _colour_of(widget: Tree, component: str) -> Style:
                  italic=partial.italic, dim=partial.dim)
 
 
-class AgentTreeView(Tree[str]):
+class AgentTreeView(OneStylePerFrame, Tree[str]):
     """Every agent of the session, parents before children, all expanded."""
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | set(TREE_COMPONENTS.values())
@@ -182,6 +184,12 @@ class AgentTreeView(Tree[str]):
         if self.is_mounted and self.styles_of_labels != old and self._rows:
             self._label_keys.clear()
             self.refresh_agents(self._rows, self._focused or "")
+
+    def render_line(self, y: int) -> Strip:
+        # Tree.render_line, with the style read once per frame (widgets/frame_style.py).
+        scroll_x, scroll_y = self.scroll_offset
+        return self._render_line(y + scroll_y, scroll_x, scroll_x + self.size.width,
+                                 self.line_style)
 
     def process_label(self, label: str | Text) -> Text:
         # Never parse markup: a str label is plain text.

@@ -25,6 +25,7 @@ from ikigai_tui.tui.render import folds, render_item
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.context_look import ContextLook, key_names_of
 from ikigai_tui.tui.widgets.drawing import Drawing
+from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 from ikigai_tui.tui.widgets.history_bar import History, HistoryBar
 from ikigai_tui.tui.widgets.layout import Decor, layout
 from ikigai_tui.tui.widgets.lines import Lines, cost
@@ -50,7 +51,8 @@ class _Hidden(tuple):
 HIDDEN: Sequence[Strip] = _Hidden()
 
 
-class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, can_focus=True):
+class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLines, ScrollView,
+                 can_focus=True):
     """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log;
     when it also has `outside(key)` and `context_version()` (AgentPages does), messages out
     of the agent's context are drawn apart."""
@@ -337,10 +339,10 @@ class Scrollback(Paging, Drawing, StreamingLines, SelectableLines, ScrollView, c
         index = scroll_y + y
         width = self.scrollable_content_region.width
         if index >= len(self._lines):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self.line_style)
         # The widget's style under every segment: text without a background of its own
         # takes the pane's, not the terminal's default.
-        style = self.rich_style
+        style = self.line_style
         strip = self.selected(self._lines[index], index)
         return strip.crop_extend(scroll_x, scroll_x + width, style).apply_style(style) \
             .apply_offsets(scroll_x, index)
