@@ -16,6 +16,9 @@ process that drives the full-screen app headless at 120x40 with a loop-lag probe
   python benchmarks/stall_drive.py stream EMPTY BIG    the longest stall while a 10,000-chunk
                                                        reply streams (tui_drive's scenario),
                                                        until 0.15 s after it ends
+  python benchmarks/stall_drive.py replies BIG N      RSS (MiB) and tracked objects after
+                                                       every tenth of N streamed replies
+                                                       (a leak check, by hand)
 """
 
 from __future__ import annotations
@@ -171,6 +174,33 @@ async def _stream_stall(empty_db: str, big_db: str) -> dict:
             "stalls": [round(ms, 1) for _, ms in probe.over(20)], "problems": []}
 
 
+async def _replies(big_db: str, replies: int) -> dict:
+    """Memory across many streamed replies (by hand, not in make bench): RSS and the
+    objects the collector tracks (frozen ones included) after every tenth reply of
+    2,000 chunks at the end of the big transcript; flat when a reply leaves nothing."""
+    import gc
+
+    from tui_drive import vm_status
+
+    app, ready = await _open(big_db)
+    rss, tracked = [], []
+    async with app.run_test(size=SIZE) as pilot:
+        await asyncio.wait_for(ready.wait(), 120)
+        await settle_all(app, pilot)
+        sb = app.panes.active.scrollback
+        for n in range(1, replies + 1):
+            await _stream_chunks(app, sb, stream_chunks(2_000, seed=n))
+            await settle_all(app, pilot)
+            sb.end_stream()
+            await settle_all(app, pilot)
+            if n % 10 == 0:
+                await asyncio.sleep(0.05)  # the collection the reply's end put off
+                rss.append(round(vm_status()["VmRSS"], 1))
+                tracked.append(len(gc.get_objects()) + gc.get_freeze_count())
+        await pilot.pause()
+    return {"rss_mib": rss, "tracked": tracked, "problems": []}
+
+
 def main(argv: list[str]) -> None:
     mode = argv[0]
     if mode == "jumps":
@@ -179,6 +209,8 @@ def main(argv: list[str]) -> None:
         report(asyncio.run(_send(*argv[1:4])))
     elif mode == "stream":
         report(asyncio.run(_stream_stall(argv[1], argv[2])))
+    elif mode == "replies":
+        report(asyncio.run(_replies(argv[1], int(argv[2]))))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

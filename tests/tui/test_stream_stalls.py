@@ -1,7 +1,11 @@
-"""While a reply streams, full garbage collections are put off (heap.defer_full_collections,
-issue 14: each walked all of the reply's lines, a 10-40 ms stall every ~0.3 s of a fast
-stream); the collector's thresholds come back when the last reply streaming ends, the
-collection put off runs then, and nothing piles up from one reply to the next."""
+"""No long stall while a reply streams (issue 14, stall_stream_ms).
+
+Full garbage collections are put off while a reply streams (heap.defer_full_collections:
+each walked all of the reply's lines, a 10-40 ms stall every ~0.3 s of a fast stream);
+the collector's thresholds come back when the last reply streaming ends, the collection
+put off runs then, and nothing piles up from one reply to the next. A repaint of the
+scrollback (every line, each time a followed reply scrolls it) looks its style up once,
+not once a line."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import pytest
 
 from ikigai_tui import heap
 from ikigai_tui.core.notices import StreamDelta
+from ikigai_tui.tui.widgets.scrollback import Scrollback
 
 from .conftest import SIZE, idle, root_id, say, settle
 
@@ -138,3 +143,32 @@ async def test_replies_leave_nothing_behind(bench):
         after_5 = await replies(5)
         after_25 = await replies(20)
         assert after_25 - after_5 < 2_000, (after_5, after_25)
+
+
+async def test_a_repaint_looks_the_scrollback_style_up_once_not_once_a_line(bench, monkeypatch):
+    async with bench.prep() as session:
+        await say(session, root_id(session), "Hello.")
+    app = bench.app(delay=0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        sb.stream("".join(f"line {i} of a long reply\n\n" for i in range(60)))
+        sb.end_stream()  # (its lines go; the view is full of the transcript's)
+        sb.stream("".join(f"line {i} of a long reply\n\n" for i in range(60)))
+        await pilot.pause(0.1)
+        before = [sb.render_line(y).text for y in range(sb.size.height)]
+        looked, drawn = [], []
+        style = Scrollback.rich_style
+        render_line = Scrollback.render_line
+        monkeypatch.setattr(Scrollback, "rich_style",
+                            property(lambda self: looked.append(1) or style.fget(self)))
+        monkeypatch.setattr(Scrollback, "render_line",
+                            lambda self, y: drawn.append(y) or render_line(self, y))
+        sb.refresh()
+        await pilot.pause()  # the repaint
+        assert len(drawn) >= sb.size.height - 1
+        assert len(looked) <= 3, f"{len(looked)} style lookups for {len(drawn)} lines"
+        monkeypatch.undo()
+        assert [sb.render_line(y).text for y in range(sb.size.height)] == before
+        sb.end_stream()
+        await pilot.pause()
