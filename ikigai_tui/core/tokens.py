@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ikigai_tui.core import encoders
 from ikigai_tui.core.request import entry_message, message_texts
 
 BYTES_PER_TOKEN = 4
@@ -152,37 +153,46 @@ class TokenCounter:
         # What the raw counts are of: the same for every estimated model (the factor is
         # applied after), so kept counts serve every model of one family.
         self.family = self.encoding or ESTIMATE
-        self._encode = None  # loaded on first use (0.2 s): callers on the loop load() first
+        # Made on first use (core/encoders.py: tiktoken's tables, here or in a worker
+        # process, 0.2-0.4 s): callers on the loop load() first, in a thread.
+        self._encoder: encoders.Encoder | None = None
         # The few texts outside the log every request holds (system prompt, tools, pins),
         # by text: counted (or read back from the store) once, then looked up.
         self.known: dict[str, float] = {}
 
     @property
     def loaded(self) -> bool:
-        return not self.exact or self._encode is not None
+        return not self.exact or self._encoder is not None
 
     def load(self) -> None:
         """Load the encoding (tiktoken and its files): a worker thread's job."""
-        if self.exact and self._encode is None:
-            self._encode = load_encoding(self.encoding).encode
+        if self.exact and self._encoder is None:
+            self._encoder = encoders.encoder(self.encoding)
 
     def text(self, text: str) -> float:
         if not text:
             return 0
         if self.exact:
-            if self._encode is None:
+            if self._encoder is None:
                 self.load()
-            encode = self._encode
-            return sum(len(encode(piece, disallowed_special=())) for piece in slices(text))
+            return self._encoder.count(text)
         return utf8_length(text) / BYTES_PER_TOKEN
 
     def message(self, kind: str, payload: dict) -> float:
         return MESSAGE_OVERHEAD + sum(self.text(s) for s in message_segments(kind, payload))
 
     def messages(self, entries: Iterable[tuple[str, dict]]) -> list[float]:
-        """The counts of many context entries (kind, payload): a worker thread's job."""
-        message = self.message
-        return [message(kind, payload) for kind, payload in entries]
+        """The counts of many context entries (kind, payload): a worker thread's job.
+        Exact counts are asked of the encoder all at once (one round trip to a worker
+        process, not one a text)."""
+        if not self.exact:
+            message = self.message
+            return [message(kind, payload) for kind, payload in entries]
+        if self._encoder is None:
+            self.load()
+        texts = [message_segments(kind, payload) for kind, payload in entries]
+        counts = iter(self._encoder.counts([t for segments in texts for t in segments]))
+        return [MESSAGE_OVERHEAD + sum(next(counts) for _ in segments) for segments in texts]
 
     def known_text(self, text: str) -> float:
         """The count of a text outside the log, remembered by text (a few at a time)."""

@@ -94,14 +94,15 @@ def warm(model: str) -> None:
     if model in _preloaded:
         return
     try:
-        from ikigai_tui.core.tokens import encoding_name, load_encoding
+        from ikigai_tui.core import encoders
+        from ikigai_tui.core.tokens import encoding_name
 
         with collector_paused():
             # The session's own counter of the model's tokens (a new message is counted
-            # at the send): tiktoken's tables hold the GIL while they load, better now.
+            # at the send): its encoder now (in the app, a worker process: encoders.py).
             name = encoding_name(model)
             if name is not None:
-                load_encoding(name)
+                encoders.encoder(name)
             import anyio._backends._asyncio  # noqa: F401  (litellm runs sync callbacks by anyio)
             import openai.resources  # noqa: F401  (the client's lazy `chat` resource imports it)
             from litellm.llms.custom_httpx.http_handler import get_ssl_configuration

@@ -27,6 +27,11 @@ class AfterFirstFrame:
 
     def _after_first_frame(self) -> None:
         """Called by on_mount after the first refresh (see the module's docstring)."""
+        # Exact token counts (OpenAI models) from a worker process: building tiktoken's
+        # tables here would freeze the screen (core/encoders.py); before the first count.
+        from ikigai_tui.llm import token_worker
+
+        token_worker.install()
         self.schedule_refresh()
         self.run_worker(self._load_agents(), group="load", exclusive=True)
         start_markdown()  # for the first reply (a page without replies drew no Markdown)
