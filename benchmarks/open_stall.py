@@ -14,6 +14,12 @@ figures.
   open_ready_100k_s     Time to ready at 100,000 messages.
   open_rss_100k_mb      Resident memory (VmRSS) at ready with 100,000 messages.
   open_rss_growth       RSS at ready, 100,000 messages over 10,000.
+  stall_open_uncounted_o200k_ms
+                        The longest stall, start to ready + 0.5 s, opening a log of
+                        10,000 messages whose token counts are not kept (an older or
+                        imported log), its agent on openai/gpt-4o: o200k_base's tables
+                        are built (in a worker process) and every message counted; the
+                        median of 3 runs, each on a fresh copy with the counts removed.
 
 Each open is a cold child process (`python benchmarks/open_stall.py child DB MODEL`) on
 a copy of the databases benchmarks/tui.py generates (one root agent, user and assistant
@@ -26,6 +32,7 @@ benchmarks/stall.py.
 
   --profile DB MODEL   cProfile of the app's loop thread over one open (top by own time)
   --watch DB MODEL     the loop thread's stack whenever the loop is 30 ms late
+  --uncounted          only the stall_open_uncounted_o200k_ms figure
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ READY_GOAL_S = 1.0
 RSS_GOAL_MB = 200.0
 GROWTH_GOAL = 1.3
 AFTER_READY = 0.5
+UNCOUNTED = (10_000, "openai/gpt-4o", "o200k_base")
 
 
 def fmt(name: str, value: str, goal: str, ok: bool, details: str) -> str:
@@ -228,7 +236,56 @@ def measure(reps: int) -> tuple[dict, dict, list[str]]:
     return firsts, runs, problems
 
 
+def uncounted(reps: int = 3) -> Iterator[str]:
+    """stall_open_uncounted_o200k_ms: opens of a log whose counts are not kept."""
+    import sqlite3
+
+    import gen
+    import tui
+
+    n, model, encoding = UNCOUNTED
+    tmp = gen.DATA / f"tmp-open-uncounted-{os.getpid()}"
+    results, problems = [], []
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+        source = tui.ensure_db(n)
+        for i in range(reps):
+            path = tmp / f"uncounted-{i}.db"
+            shutil.copyfile(source, path)
+            with sqlite3.connect(path) as db:
+                db.execute("UPDATE agents SET model = ?", (model,))
+                db.execute("DELETE FROM message_tokens")
+                db.execute("DELETE FROM text_tokens")
+            db.close()
+            result = child(path, model)
+            with sqlite3.connect(path) as db:
+                kept = db.execute("SELECT count(*) FROM message_tokens WHERE encoding = ?",
+                                  (encoding,)).fetchone()[0]
+            db.close()
+            if result["ready"] is None or not kept:
+                problems.append(f"uncounted open {i}: never ready, or its counts not kept")
+            results.append(result)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if results:
+        stalls = [r["stall"] * 1e3 for r in results]
+        worst = statistics.median(stalls)
+        yield fmt(
+            "stall_open_uncounted_o200k_ms", f"{worst:.0f} ms", f"<= {STALL_GOAL_MS:g} ms",
+            worst <= STALL_GOAL_MS,
+            f"{n:,} messages, {model}, no counts kept; runs " + ", ".join(f"{x:.0f}" for x in stalls)
+            + " ms (before / after the first frame: " + ", ".join(
+                f"{r['stall_before_paint'] * 1e3:.0f}/{r['stall_after_paint'] * 1e3:.0f}"
+                for r in results) + "); ready (all counted) in " + ", ".join(
+                f"{r['ready'] - r['start']:.2f}" for r in results if r["ready"] is not None)
+            + " s; RSS at ready " + ", ".join(f"{r['rss']:.0f}" for r in results if r["rss"])
+            + " MiB")
+    for text in problems:
+        yield f"CHECK FAILED: {text}"
+
+
 def figures(quick: bool = False) -> Iterator[str]:
+    yield from uncounted()
     firsts, runs, problems = measure(1 if quick else 3)
 
     def med(n: int, model: str, key: str) -> float:
@@ -298,6 +355,9 @@ def main(argv: list[str]) -> None:
         result = drive(argv[1], argv[2], watch=True)
         print("\n".join(result.pop("stacks")))
         print(json.dumps(result))
+    elif argv and argv[0] == "--uncounted":
+        for text in uncounted():
+            print(text, flush=True)
     elif argv and argv[0] == "--profile":
         result = drive(argv[1], argv[2], profile=True)
         print(result.pop("profile"))
