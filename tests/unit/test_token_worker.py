@@ -189,10 +189,26 @@ def test_counts_of_many_messages_are_one_request(remote):
     counter = TokenCounter("openai/gpt-4o")
     counter._encoder = encoder
     entries = [("user" if i % 2 else "assistant", {"content": f"message {i} " * 20})
-               for i in range(500)]
+               for i in range(300)]
     counted = counter.messages(entries)
-    assert len(calls) == 1 and calls[0] >= 500, "not one request for the batch"
+    assert len(calls) == 1 and calls[0] >= 300, "not one request for the batch"
     assert counted == [counter.message(k, p) for k, p in entries]  # one text at a time
+
+
+def test_a_big_batch_is_sent_in_parts_so_a_single_count_waits_for_one(remote, monkeypatch):
+    encoder = remote()
+    sizes: list[int] = []
+    real = token_worker.Worker.counts
+
+    def counts(self, texts):
+        sizes.append(sum(map(len, texts)))
+        return real(self, texts)
+
+    monkeypatch.setattr(token_worker.Worker, "counts", counts)
+    texts = ["word " * 2_000] * 200 + ["x" * (3 * token_worker.REQUEST_CHARS)]  # 2.4 M chars
+    assert encoder.counts(texts) == LocalEncoder("o200k_base").counts(texts)
+    assert len(sizes) > 5 and sum(sizes) == sum(map(len, texts))
+    assert max(sizes[:-1]) <= token_worker.REQUEST_CHARS  # a longer text goes alone
 
 
 N = max(KEEP_AT, INLINE) + 40  # counted in a thread and kept
