@@ -82,7 +82,7 @@ async def _undo_memory(c: CommandContext, target: int, history: list[EventRow],
 
 
 async def _replay_undoing(r: Replayer, undone: set[int]) -> Replayer:
-    rows = list(r.history)  # a copy: the live history may grow meanwhile
+    rows = r.history.copy()  # a copy: the live history may grow meanwhile
     if len(rows) < THREAD_ROWS:
         return Replayer.undoing(rows, r.base, undone)
     return await asyncio.to_thread(Replayer.undoing, rows, r.base, undone)

@@ -1,10 +1,11 @@
 """Pure replay: an agent's events -> its context (SPEC §4).
 
-The context is an insertion-ordered dict `id -> entry`, kept in log order. An entry is
-`(seq, kind, payload)`: a message's entry is its event row itself (seq == id), a
-compaction summary's seq is that of the first message it replaced. Because the dict is
-in seq order, a rewind pops from the tail and touches only what it removes, and an
-append is O(1), so replaying N events costs O(N) and appending one event costs O(1).
+The context is a mapping `id -> entry` kept in log order (a `Context`: parallel arrays,
+core/replay_rows.py, ~18 bytes a message; the history a `Rows`, ~10). An entry is
+`(seq, kind, payload)`: a message's seq is its id, a compaction summary's seq is that of
+the first message it replaced. Because the context is in seq order, a rewind pops from
+the tail and touches only what it removes, and an append is O(1), so replaying N events
+costs O(N) and appending one event costs O(1).
 
 `Replayer.from_rows` is the one-shot replay used when an agent is opened;
 `Replayer.apply` is the incremental step used as events are committed. Both run the same
@@ -13,11 +14,15 @@ per-event code; the property tests check that they always agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from heapq import merge
+from collections.abc import Iterable, Sequence
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, UNDOABLE_KINDS, EventRow
 from ikigai_tui.core.replay_queries import EMPTY, Entry, Mark, ReplayQueries, Snapshot
+from ikigai_tui.core.bodies import NO_BODY
+from ikigai_tui.core.replay_context import Context
+from ikigai_tui.core.replay_rows import KIND_NAMES, Rows, kind_code
+
+UNDO_CODES = frozenset(kind_code(k) for k in (*UNDOABLE_KINDS, "undo"))
 
 __all__ = ["EMPTY", "Entry", "Mark", "Replayer", "Snapshot", "replay"]
 
@@ -27,7 +32,7 @@ class Replayer(ReplayQueries):
 
     def __init__(self, base: Snapshot = EMPTY) -> None:
         self.base = base
-        self.history: list[EventRow] = []  # this agent's own events, for /undo
+        self.history = Rows()  # this agent's own events, for /undo
         self.undone: set[int] = set()
         self.ops: list[int] = []  # undoable events in log order
         self.mark_names_seen: set[str] = set()
@@ -39,7 +44,7 @@ class Replayer(ReplayQueries):
         # token meter) knows when it must recount from the start.
         self.changes = getattr(self, "changes", 0) + 1
         base = self.base
-        self.ctx: dict[int, Entry] = dict(base.entries)
+        self.ctx = Context(base.entries)
         self.summaries: set[int] = {k for k, e in base.entries if e[1] == "summary"}
         self.result_of: dict[int, int] = dict(base.result_of)
         self.marks: dict[object, Mark] = {}
@@ -60,28 +65,29 @@ class Replayer(ReplayQueries):
     # -- building --------------------------------------------------------------
 
     @classmethod
-    def from_rows(cls, rows: list[EventRow], base: Snapshot = EMPTY) -> Replayer:
+    def from_rows(cls, rows: Sequence[EventRow], base: Snapshot = EMPTY) -> Replayer:
         """Replay a whole log in one pass (undo targets are collected first).
 
-        Takes ownership of `rows`: it becomes the history later `apply` calls extend.
+        Takes ownership of `rows` when it is a `Rows`: it becomes the history later
+        `apply` calls extend (a list is copied into one).
         """
         return cls.undoing(rows, base, set())
 
     @classmethod
-    def undoing(cls, rows: list[EventRow], base: Snapshot, undone: set[int]) -> Replayer:
+    def undoing(cls, rows: Sequence[EventRow], base: Snapshot, undone: set[int]) -> Replayer:
         """The state of `rows` with the events `undone` undone (and those the rows undo):
-        what an /undo would leave. Takes ownership of `rows` and `undone`."""
+        what an /undo would leave. Takes ownership of `rows` (a `Rows`) and `undone`."""
         r = cls(base)
         r.undone = undone
         ops = r.ops
-        for row in rows:
-            kind = row[1]
-            if kind in UNDOABLE_KINDS:
-                ops.append(row[0])
-            elif kind == "undo":
-                undone.add(row[2]["target"])
-        r.history = rows
-        r._replay(rows)
+        history = rows if isinstance(rows, Rows) else Rows(rows)
+        for key, kind, payload in history.of_kinds(UNDO_CODES):
+            if kind == "undo":
+                undone.add(payload["target"])
+            else:
+                ops.append(key)
+        r.history = history
+        r._replay_history()
         return r
 
     def apply(self, row: EventRow) -> None:
@@ -93,29 +99,60 @@ class Replayer(ReplayQueries):
         elif kind == "undo":
             self.undone.add(row[2]["target"])
             self._reset()
-            self._replay(self.history)
+            self._replay_history()
             return
-        self._replay((row,))
+        end = len(self.history)
+        self._replay(end - 1, end)
 
     def apply_many(self, rows: Iterable[EventRow]) -> None:
         for row in rows:
             self.apply(row)
 
-    def _replay(self, rows: Iterable[EventRow]) -> None:
-        ctx = self.ctx
-        message_kinds = CONTEXT_MESSAGE_KINDS
+    def _replay_history(self) -> None:
+        """The whole history replayed, the long runs of plain messages appended as
+        array slices: O(N) in C, not in Python."""
+        history, ctx = self.history, self.ctx
+        start = 0  # the rows before it are replayed
+        for a, b in history.plain_runs():
+            if a > start:
+                self._replay(start, a)
+            if not ctx.extend(*history.run(a, b)):
+                self._replay(a, b)
+            start = b
+        if start < len(history):
+            self._replay(start, len(history))
+
+    def _replay(self, start: int, end: int) -> None:
+        """history[start:end] replayed, read from its arrays (no row is made but for
+        the events with a handler)."""
+        history, ctx = self.history, self.ctx
+        get = history.payloads.get
+        # Messages wait in plain lists and go into the context a batch at a time, before
+        # the next handler that reads or changes the context runs, and at the end.
+        keys: list[int] = []
+        codes: list[int] = []
+        payloads: dict[int, dict] = {}
+        message_codes, result_code, on_context = _MESSAGE_CODES, _TOOL_RESULT, _ON_CONTEXT
         undone = self.undone
-        handlers = _HANDLERS
-        for row in rows:
-            kind = row[1]
-            if kind in message_kinds:
-                ctx[row[0]] = row
-                if kind == "tool_result":
-                    self.result_of[row[2].get("call_event")] = row[0]
-            elif row[0] not in undone:
-                handler = handlers.get(kind)
+        handlers = _CODE_HANDLERS
+        for key, code in zip(history.ids[start:end], history.kinds[start:end]):
+            if code in message_codes:
+                keys.append(key)
+                codes.append(code)
+                payload = get(key)
+                if payload is not None:
+                    payloads[key] = payload
+                if code == result_code:
+                    self.result_of[(payload or NO_BODY).get("call_event")] = key
+            elif key not in undone:
+                handler = handlers.get(code)
                 if handler is not None:
-                    handler(self, row)
+                    if keys and code in on_context:
+                        ctx.append_many(keys, codes, payloads)
+                        keys, codes, payloads = [], [], {}
+                    handler(self, (key, KIND_NAMES[code], get(key, NO_BODY)))
+        if keys:
+            ctx.append_many(keys, codes, payloads)
 
     # -- event handlers --------------------------------------------------------
 
@@ -224,12 +261,7 @@ class Replayer(ReplayQueries):
             self.removed.pop(key, None)
             if row[1] == "tool_result":
                 self.result_of[row[2].get("call_event")] = key
-        if ctx and new[0][0] < ctx[next(reversed(ctx))][0]:
-            items = list(ctx.items())
-            ctx.clear()
-            ctx.update(merge(items, new, key=_seq))
-        else:
-            ctx.update(new)
+        ctx.insert_sorted(new)
 
     def _on_compact(self, row: EventRow) -> None:
         self.changes += 1
@@ -240,19 +272,17 @@ class Replayer(ReplayQueries):
             return
         max_seq = max(ctx[i][2].get("max_seq", ctx[i][0]) if ctx[i][1] == "summary" else ctx[i][0]
                       for i in replaced)
-        items = list(ctx.items())
-        ctx.clear()
-        placed = False
-        for key, entry in items:
-            if key not in replaced:
-                ctx[key] = entry
-            elif not placed:
-                placed = True
-                ctx[row[0]] = (entry[0], "summary", {
-                    "content": payload.get("summary", ""),
-                    "replaced": sorted(replaced),
-                    "max_seq": max_seq,
-                })
+        # The summary takes the place of the first message it replaces (O(replaced)).
+        first = min(replaced, key=ctx.position)
+        seq = ctx[first][0]
+        for key in replaced:
+            if key != first:
+                del ctx[key]
+        ctx.replace(first, row[0], (seq, "summary", {
+            "content": payload.get("summary", ""),
+            "replaced": sorted(replaced),
+            "max_seq": max_seq,
+        }))
         self.summaries -= replaced
         self.summaries.add(row[0])
         self.removed.update(dict.fromkeys(replaced, row[0]))
@@ -322,10 +352,12 @@ _HANDLERS = {
     "error": Replayer._on_unanswered,
     "interrupted": Replayer._on_unanswered,
 }
-
-
-def _seq(item: tuple[int, Entry]) -> int:
-    return item[1][0]
+_CODE_HANDLERS = {kind_code(kind): handler for kind, handler in _HANDLERS.items()}
+_MESSAGE_CODES = frozenset(kind_code(kind) for kind in CONTEXT_MESSAGE_KINDS)
+_TOOL_RESULT = kind_code("tool_result")
+# The handlers that read or change the context (the others: settings, marks, mail).
+_ON_CONTEXT = frozenset(kind_code(kind) for kind in
+                        ("clear", "rewind", "filter", "compact", "error", "interrupted"))
 
 
 def replay(rows: list[EventRow], base: Snapshot = EMPTY) -> list[tuple[int, str, dict]]:

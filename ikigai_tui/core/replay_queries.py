@@ -4,15 +4,13 @@ inherits at fork. `Replayer` builds the state; `ReplayQueries` only reads it."""
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import NamedTuple
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
+from ikigai_tui.core.replay_context import Context
+from ikigai_tui.core.replay_rows import Entry, Rows
 from ikigai_tui.inert import sanitize
-
-Entry = tuple[int, str, dict]
 
 
 class Mark(NamedTuple):
@@ -42,11 +40,11 @@ EMPTY = Snapshot()
 class ReplayQueries:
     """The reading side of `Replayer` (the attributes are the replayer's)."""
 
-    ctx: dict[int, Entry]
+    ctx: Context
     summaries: set[int]
     result_of: dict[int, int]
     removed: dict[int, int]
-    history: list[EventRow]
+    history: Rows
     marks: dict[object, Mark]
     ops: list[int]
     undone: set[int]
@@ -99,10 +97,7 @@ class ReplayQueries:
 
     def own_row(self, key: int) -> EventRow | None:
         """This agent's own event `key`, from its history (O(log n))."""
-        history = self.history
-        index = bisect_left(history, key, key=itemgetter(0))
-        row = history[index] if index < len(history) else None
-        return row if row is not None and row[0] == key else None
+        return self.history.find(key)
 
     def message_row(self, key: int) -> EventRow | None:
         """The message `key` as replay knows it, in the context or not: one of this

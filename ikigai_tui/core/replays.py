@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from bisect import bisect_left
-from operator import itemgetter
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.bodies import Bodies, outline_row
@@ -133,7 +131,7 @@ class Replays:
         if agent.replayer is None:
             return await self.store.agent_outline(agent.id, upto=upto)
         history = agent.replayer.history
-        return history[:bisect_left(history, upto, key=itemgetter(0))]
+        return history[:history.position(upto)]
 
 
 async def _replay(rows: list, base: Snapshot) -> Replayer:

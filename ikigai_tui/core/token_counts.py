@@ -132,10 +132,10 @@ async def _fill_texts(counter: TokenCounter, store: TokenCounts | None,
 
 async def _missing(meter: ContextMeter, replayer: Replayer) -> list[int]:
     """meter.missing(replayer); a whole long context is looked up in a thread (over a
-    copy of its keys: a list of references, made at once)."""
+    copy of its keys: an int64 array, made at once)."""
     if not meter.stale(replayer) or len(replayer.ctx) < REBUILD_OFF_LOOP:
         return meter.missing(replayer)
-    return await asyncio.to_thread(meter.cache.absent, list(replayer.ctx))
+    return await asyncio.to_thread(meter.cache.absent, replayer.ctx.key_array())
 
 
 async def _fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | None,

@@ -70,7 +70,7 @@ class ContextMeter:
         self.cache = Counts()  # raw tokens per message id: messages never change
         self.unsaved: list[tuple[int, float]] = []  # counted here, not kept in the store yet
         self.filling: Any = None  # the lock of token_counts.fill, made there
-        self.ids: list[int] = []  # the context's messages in order (summaries apart)
+        self.ids = array("q")  # the context's messages in order (summaries apart)
         # Raw counts as float64 arrays, not lists of floats: 16 bytes a message, not 64.
         self.sizes = array("d")
         self.prefix = array("d", (0.0,))  # prefix[i]: raw tokens of ids[:i]
@@ -114,21 +114,21 @@ class ContextMeter:
         return [k for k, _ in islice(reversed(r.ctx.items()), new) if k not in cache][::-1]
 
     def _rebuild(self, r: Replayer) -> None:
-        self._install(self._tally(r.ctx, r.ctx.values()), r.changes)
+        self._install(self._tally(r.ctx.items()), r.changes)
 
     async def rebuild_off_loop(self, r: Replayer) -> None:
         """The recount from the start that the next measure would do, in a worker thread
         over a copy of the context (100,000 messages: tens of ms the loop keeps). Kept
         unless the context changed other than by appends meanwhile (those are caught up).
-        The copy is two lists of references (no new objects: no collection runs)."""
+        The copy is the context's arrays (no new objects: no collection runs)."""
         changes = r.changes
-        keys, entries = list(r.ctx), list(r.ctx.values())
-        tally = await asyncio.to_thread(self._tally, keys, entries)
+        ctx = r.ctx.copy()
+        tally = await asyncio.to_thread(self._tally, ctx.items())
         if r.changes == changes:
             self._install(tally, changes)
 
-    def _tally(self, keys: Iterable[int], entries: Iterable[tuple]) -> tuple:
-        ids: list[int] = []
+    def _tally(self, items: Iterable[tuple[int, tuple]]) -> tuple:
+        ids = array("q")
         sizes = array("d")
         starts = array("q")
         summaries = 0.0
@@ -136,7 +136,7 @@ class ContextMeter:
         table = cache.table()  # read once: pruned below, swapped in by _install
         held = self.ids, self.sizes  # the counts of the context until now (the fallback)
         find, size_of = cache.cursor().get, self._size
-        for key, entry in zip(keys, entries):
+        for key, entry in items:
             kind = entry[1]
             size = find(key)
             if size is None:
@@ -282,4 +282,4 @@ class ContextMeter:
         return system_raw + tools_raw + self.summaries + self.total - self.outside
 
     def window_ids(self) -> list[int]:
-        return self.ids[self.start :]
+        return list(self.ids[self.start :])

@@ -74,7 +74,7 @@ def system_of(received) -> str:
 async def pruned_ids(h, agent_id=None) -> list[int]:
     plan = await h.session.plan(agent_id or h.root)
     meter = h.session.meter(h.session.tree[agent_id or h.root])
-    return meter.ids[: plan.window.start_index]
+    return list(meter.ids[: plan.window.start_index])
 
 async def summarised(make, fake, n: int = 10):
     """A harness whose root took `n` long turns, enough for the window to prune and a

@@ -136,7 +136,7 @@ def test_pruning_drops_whole_turns_only(log, data):
     window = meter.window_ids()
 
     ids, start = oracle(r, tools, budget)
-    assert meter.ids == ids
+    assert list(meter.ids) == ids
     assert w.start_index == start
     assert window == ids[start:]
     assert w.start == (ids[start] if ids else None)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from ikigai_tui.core.bodies import NO_BODY
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
+from ikigai_tui.core.replay_rows import Rows
 
 ROW_BATCH = 5000
 PAYLOAD_BATCH = 900  # ids in one SELECT (under SQLite's 999 parameters of old)
@@ -39,20 +40,20 @@ class AgentRows:
 
     async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
         """One agent's events in log order, decoded; only ids below `upto` when given."""
-        return await self._agent_rows("payload", _decode, agent_id, upto)
+        return await self._agent_rows("payload", _decode, agent_id, upto, [])
 
-    async def agent_outline(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
-        """As agent_rows, each message's payload its outline (no text)."""
-        return await self._agent_rows(_OUTLINE, _decode_outline, agent_id, upto)
+    async def agent_outline(self, agent_id: str, upto: int | None = None) -> Sequence[EventRow]:
+        """As agent_rows, each message's payload its outline (no text), as compact `Rows`
+        (ids and kinds in arrays: what the replay keeps as the agent's history)."""
+        return await self._agent_rows(_OUTLINE, _decode_outline, agent_id, upto, Rows())
 
     async def _agent_rows(self, column: str, decode, agent_id: str,
-                          upto: int | None) -> list[EventRow]:
+                          upto: int | None, out):
         sql = f"SELECT id, kind, {column} FROM events WHERE agent_id = ?"
         params: tuple = (agent_id,)
         if upto is not None:
             sql += " AND id < ?"
             params = (agent_id, upto)
-        out: list[EventRow] = []
         # Decoded in batches: the raw rows of a long log never all live at once next
         # to their decoded payloads (half the peak memory of opening 100,000 events);
         # a full batch in a worker thread (20 ms of JSON would hold the event loop).
