@@ -76,3 +76,32 @@ async def test_a_change_to_one_agent_plans_it_and_the_focused_one_only(bench, pl
         assert set(plans) == {app.focused_agent, kids[3]}, plans
         row = app.agent_tree.node_for(kids[3]).label.plain
         assert app.usage_plans.get(kids[3]).tokens > 0 and "/100K" in row, row  # up to date
+
+
+def test_which_notices_make_which_windows_stale():
+    from types import SimpleNamespace
+
+    from ikigai_tui.core.events import Event
+    from ikigai_tui.core.notices import AgentChanged, EventsCommitted, StreamDelta, TurnFinished
+    from ikigai_tui.tui.usage_plans import UsagePlans
+
+    agents = {name: SimpleNamespace(id=name, model=model) for name, model in
+              [("a", "m1"), ("b", "m1"), ("c", "m2")]}
+    class Tree:
+        def __init__(self) -> None:
+            self.agents = agents
+
+        def __iter__(self):
+            return iter(agents.values())
+
+    session = SimpleNamespace(tree=Tree(), model_of=lambda agent: agent.model)
+    plans = UsagePlans()
+    plans.mark(StreamDelta("a", "piece"), session)
+    assert plans.stale == set()  # a reply's pieces change no window
+    plans.mark(AgentChanged("c"), session)
+    event = Event(7, "b", "user", {"content": "hi"}, 0.0)
+    plans.mark(EventsCommitted([event]), session)
+    assert plans.stale == {"b", "c"}
+    plans.stale.clear()
+    plans.mark(TurnFinished("a", True), session)  # its model's factor may have learned
+    assert plans.stale == {"a", "b"}
