@@ -14,27 +14,27 @@ from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
-from ikigai_tui.core.command_bus import CommandBus, Pending
-from ikigai_tui.core.command_context import CommandServices
 from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
 from ikigai_tui.core.leases import LeaseKeeper, busy_message
 from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactionSettings
-from ikigai_tui.core.context import ContextService, Plan
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
 from ikigai_tui.core.ports import ConflictError, Persistence, StoreError
-from ikigai_tui.core.proposals import Reviewer, Verdict
 from ikigai_tui.core.provider import ProviderError, ProviderFactory
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.usage_service import UsageService
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen's first frame)
+    from ikigai_tui.core.command_bus import CommandBus, Pending
+    from ikigai_tui.core.command_context import CommandServices
     from ikigai_tui.core.compaction.service import Compactor
+    from ikigai_tui.core.context import ContextService, Plan
+    from ikigai_tui.core.proposals import Reviewer, Verdict
 
 
 class SessionSettings(NamedTuple):
@@ -58,10 +58,6 @@ class Session:
         self.replays = Replays(store, self.tree)
         self.bodies = self.replays.bodies  # message text on demand (core/bodies.py)
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
-        self.commands = CommandBus(REGISTRY, READ_ONLY, services=self._services,
-                                   replayer=self.replayer, commit=self._commit_command,
-                                   dead_error=self._dead_error,
-                                   busy_elsewhere=self._busy_elsewhere)
         store.add_commit_hook(self._on_commit, with_origin=True)
         self.leases = LeaseKeeper(store)  # one process at a time runs an agent's turn
 
@@ -168,8 +164,16 @@ class Session:
         return agent.model
 
     @cached_property
+    def commands(self) -> CommandBus:
+        from ikigai_tui.core.command_bus import CommandBus
+        return CommandBus(REGISTRY, READ_ONLY, services=self._services, replayer=self.replayer,
+                          commit=self._commit_command, dead_error=self._dead_error,
+                          busy_elsewhere=self._busy_elsewhere)
+
+    @cached_property
     def contexts(self) -> ContextService:
         """The context service: request plans, meters, token factors."""
+        from ikigai_tui.core.context import ContextService
         return ContextService(self)
 
     @cached_property
@@ -237,6 +241,7 @@ class Session:
                                + "; try again when its turn ends")
 
     def _services(self) -> CommandServices:
+        from ikigai_tui.core.command_context import CommandServices
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usages.totals,

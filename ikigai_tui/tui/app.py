@@ -36,7 +36,6 @@ from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import Panes
 from ikigai_tui.tui.safe_text import sanitize
-from ikigai_tui.tui.submit import submit
 from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.ui_state import ThemeKeeper, start_theme
 from ikigai_tui.tui.usage_plans import UsagePlans
@@ -279,6 +278,8 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         agent_id = pane.agent_id if pane is not None else self.focused_agent
         if self.session is None or agent_id is None:
             return
+        from ikigai_tui.tui.submit import submit  # with the command path: after the first frame
+
         await submit(self, self.session, agent_id, message.text)
 
     async def show_end(self) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.tui.submit import attach_reviewers
 from ikigai_tui.tui.warmup import languages, preload_lexers, start_markdown
 
 if TYPE_CHECKING:
@@ -37,6 +36,8 @@ class AfterFirstFrame:
         start_markdown()  # for the first reply (a page without replies drew no Markdown)
         # The "ask" settings' dialogs (memory diffs, compaction): after the first frame,
         # as their modules are not needed for it; no turn can have started before then.
+        from ikigai_tui.tui.submit import attach_reviewers  # the command path's modules
+
         attach_reviewers(self, self.session)
         self._preload_provider()
         pane = self.panes.active
