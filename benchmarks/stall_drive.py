@@ -15,7 +15,7 @@ process that drives the full-screen app headless at 120x40 with a loop-lag probe
                                                        once the preload is done
   python benchmarks/stall_drive.py stream EMPTY BIG    the longest stall while a 10,000-chunk
                                                        reply streams (tui_drive's scenario),
-                                                       until 0.15 s after it ends
+                                                       until 0.3 s after it ends
   python benchmarks/stall_drive.py replies BIG N      RSS (MiB) and tracked objects after
                                                        every tenth of N streamed replies
                                                        (a leak check, by hand)
@@ -166,7 +166,7 @@ async def _stream_stall(empty_db: str, big_db: str) -> dict:
             ended = perf() - probe._t0
             sb.end_stream()
             await settle_all(app, pilot)
-            await asyncio.sleep(0.15)  # what the reply's end set off (a collection put off)
+            await asyncio.sleep(0.3)  # what the reply's end set off (a collection put off)
             await settle_all(app, pilot)
         await pilot.pause()
     return {"longest_ms": probe.longest_ms, "median_chunk": statistics.median(times),
@@ -194,7 +194,7 @@ async def _replies(big_db: str, replies: int) -> dict:
             sb.end_stream()
             await settle_all(app, pilot)
             if n % 10 == 0:
-                await asyncio.sleep(0.05)  # the collection the reply's end put off
+                await asyncio.sleep(0.2)  # the collection the reply's end put off
                 rss.append(round(vm_status()["VmRSS"], 1))
                 tracked.append(len(gc.get_objects()) + gc.get_freeze_count())
         await pilot.pause()

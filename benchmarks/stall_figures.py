@@ -18,7 +18,7 @@ lines after its own figures.
                              without a tiktoken encoding of its own (its default one).
   stall_stream_ms            A 10,000-chunk reply streamed at the end of the 100,000-message
                              transcript, a paint per chunk (the stream figure's scenario),
-                             until 0.15 s after it ends (the collection it put off runs then).
+                             until 0.3 s after it ends (the collection it put off runs then).
   stall_jump_ms              Ctrl+Home and Ctrl+End on logs of 2,000, 10,000 and 100,000
                              messages, from the key until the page is all drawn (the part
                              off screen is drawn after the frame, in slices); the worst.

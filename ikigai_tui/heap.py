@@ -147,18 +147,21 @@ def defer_full_collections(owner: object) -> None:
 
 
 def resume_full_collections(owner: object) -> bool:
-    """`owner`'s reply ended. True when it was the last one streaming: the collector is
-    back to its thresholds, and the full collection it put off is due (`collect`)."""
-    return _release(id(owner))
+    """`owner`'s reply ended. True when it was the last one streaming: the full
+    collection put off is due, and `collect` runs it and gives the collector its own
+    thresholds back (until then a full one still waits, rather than fall in the
+    middle of the end's drawing: the counts of young collections are past the default)."""
+    return _release(id(owner), restore=False)
 
 
-def _release(key: int) -> bool:
+def _release(key: int, *, restore: bool = True) -> bool:
     global _saved_thresholds
     with _defer_lock:
         if _deferring.pop(key, None) is None or _deferring or _saved_thresholds is None:
             return False
-        gc.set_threshold(*_saved_thresholds)
-        _saved_thresholds = None
+        if restore:  # the owner is gone without a word: nothing will call collect()
+            gc.set_threshold(*_saved_thresholds)
+            _saved_thresholds = None
         return True
 
 
@@ -167,10 +170,15 @@ def full_collections_deferred() -> bool:
 
 
 def collect() -> int:
-    """The full collection put off while replies streamed, unless one streams again."""
-    if _deferring or not gc.isenabled():
-        return 0
-    return gc.collect()
+    """The full collection put off while replies streamed, and the collector's own
+    thresholds back; nothing while a reply streams again."""
+    global _saved_thresholds
+    with _defer_lock:
+        if _deferring or _saved_thresholds is None:
+            return 0
+        gc.set_threshold(*_saved_thresholds)
+        _saved_thresholds = None
+    return gc.collect() if gc.isenabled() else 0
 
 
 def trim() -> bool:

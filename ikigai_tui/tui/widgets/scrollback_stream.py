@@ -6,7 +6,8 @@ last block is drawn again by a timer when it is due. A pane opened while the age
 streams starts with the reply so far (`start_stream`), and skips the pieces it holds.
 While a reply streams, full garbage collections are put off (heap.defer_full_collections:
 each would walk all the reply's lines, a stall of 10-40 ms); the one put off runs on a
-turn of its own once the last reply streaming ends.
+turn of its own shortly after the last reply streaming ends (not in the same turn as
+the repaint and the committed reply's drawing, which would add up).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from ikigai_tui.tui.widgets.streaming import MarkdownStream
 
 if TYPE_CHECKING:
     from ikigai_tui.tui.widgets.lines import Lines
+
+COLLECT_AFTER = 0.1  # seconds after the last reply ends: its repaint and commit are drawn
 
 
 class StreamingLines:
@@ -99,8 +102,9 @@ class StreamingLines:
         self._stream_ended()
 
     def _stream_ended(self) -> None:
-        if resume_full_collections(self):
-            self.app.call_later(collect)
+        if resume_full_collections(self):  # once the end's own drawing is done
+            self.app.set_timer(COLLECT_AFTER, collect, name="collect put off")
 
     def on_unmount(self) -> None:
-        resume_full_collections(self)  # a pane closed mid-reply
+        if resume_full_collections(self):  # a pane closed mid-reply
+            collect()
