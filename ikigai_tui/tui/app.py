@@ -43,6 +43,7 @@ from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
+from ikigai_tui.tui.widgets import strip_cycles
 from ikigai_tui.tui.startup import AfterFirstFrame
 from ikigai_tui.tui.warmup import markdown_ready
 
@@ -64,6 +65,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         the configured database and providers); tests hand their own instead of patching."""
         super().__init__()
         freeze_start()
+        strip_cycles.install()  # painted lines freed when dropped, not by the collector
         self.config = config
         self.open_session: SessionFactory = session_factory or (
             lambda config: open_session(config, new_id=new_id))

@@ -182,3 +182,33 @@ async def test_a_repaint_looks_the_scrollback_style_up_once_not_once_a_line(benc
         assert [sb.render_line(y).text for y in range(sb.size.height)] == before
         sb.end_stream()
         await pilot.pause()
+
+
+def test_painted_lines_are_not_reference_cycles():
+    """Textual's Strip.divide and crop_extend cache the strip itself, in its own cache,
+    when there is nothing to cut or crop: every painted line was a cycle for the
+    collector (strip_cycles, installed by the app). Same results, no cycles."""
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from ikigai_tui.tui.widgets import strip_cycles
+
+    strip_cycles.install()
+
+    def paint(n: int) -> list[list[str]]:
+        shown = []
+        for i in range(n):
+            strip = Strip([Segment(f"line {i:03} "), Segment("of text")])
+            width = strip.cell_length
+            whole = strip.crop_extend(0, width, None)
+            pieces = whole.divide([width])
+            split = strip.divide([4, width, width + 5])
+            shown.append([s.text for s in (whole, *pieces, *split,
+                                           strip.crop_extend(2, width + 3, None))])
+        return shown
+
+    assert paint(1) == [["line 000 of text", "line 000 of text", "line", " 000 of text",
+                         "ne 000 of text   "]]
+    gc.collect()
+    paint(200)
+    assert gc.collect() < 50  # (Textual's own versions: ~500 objects in cycles)
