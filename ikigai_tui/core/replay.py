@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, UNDOABLE_KINDS, EventRow
-from ikigai_tui.core.replay_queries import EMPTY, Entry, Mark, ReplayQueries, Snapshot
 from ikigai_tui.core.bodies import NO_BODY
 from ikigai_tui.core.replay_context import Context
+from ikigai_tui.core.replay_queries import EMPTY, Entry, Mark, ReplayQueries, Snapshot
 from ikigai_tui.core.replay_rows import KIND_NAMES, Rows, kind_code
 
 UNDO_CODES = frozenset(kind_code(k) for k in (*UNDOABLE_KINDS, "undo"))
@@ -44,8 +44,8 @@ class Replayer(ReplayQueries):
         # token meter) knows when it must recount from the start.
         self.changes = getattr(self, "changes", 0) + 1
         base = self.base
-        self.ctx = Context(base.entries)
-        self.summaries: set[int] = {k for k, e in base.entries if e[1] == "summary"}
+        self.ctx: Context = base.entries.context()
+        self.summaries: set[int] = set(base.entries.keys_of_kind("summary"))
         self.result_of: dict[int, int] = dict(base.result_of)
         self.marks: dict[object, Mark] = {}
         self.system = base.system

@@ -116,6 +116,13 @@ class Context(MutableMapping):
         """The seq of the last entry (None when empty)."""
         return self._seqs[-1] if self._live else None
 
+    def keys_of_kind(self, kind: str) -> list[int]:
+        """The keys of the entries of one kind (found in C: for a rare kind)."""
+        code = KIND_CODES.get(kind)
+        if code is None:
+            return []
+        return list(compress(self._keys, map(code.__eq__, self._kinds)))
+
     def key_array(self) -> array:
         """The keys in order, as an int64 array (a copy)."""
         return array("q", compress(self._keys, self._kinds))
@@ -329,6 +336,47 @@ class _View:
 
 
 _MISSING = object()
+
+
+class Entries:
+    """A fork snapshot's context entries (replay_queries.Snapshot), frozen: a Context
+    that iterates `(key, entry)` pairs, as the tuple of pairs it replaces did."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self._ctx = ctx if ctx is not None else Context()
+
+    def __iter__(self) -> Iterator[tuple[int, Entry]]:
+        return iter(self._ctx.items())
+
+    def __len__(self) -> int:
+        return len(self._ctx)
+
+    def __bool__(self) -> bool:
+        return bool(self._ctx)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Entries):
+            return len(self) == len(other) and list(self) == list(other)
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def get(self, key: int) -> Entry | None:
+        return self._ctx.get(key)
+
+    def keys_of_kind(self, kind: str) -> list[int]:
+        return self._ctx.keys_of_kind(kind)
+
+    def context(self) -> Context:
+        """A Context of these entries to change (a copy: O(n) in C)."""
+        return self._ctx.copy()
+
+    def __repr__(self) -> str:
+        return f"Entries({list(self)!r})"
 
 
 def _seq_of(item: tuple[int, Entry]) -> int:

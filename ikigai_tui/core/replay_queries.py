@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
-from ikigai_tui.core.replay_context import Context
+from ikigai_tui.core.replay_context import Context, Entries
 from ikigai_tui.core.replay_rows import Entry, Rows
 from ikigai_tui.inert import sanitize
 
@@ -26,7 +26,8 @@ class Mark(NamedTuple):
 class Snapshot:
     """What a child inherits at fork: the parent's context and settings at that moment."""
 
-    entries: tuple[tuple[int, Entry], ...] = ()
+    # (key, entry) pairs in context order, held as a Context (~18 bytes a message).
+    entries: Entries = field(default_factory=Entries)
     system: str | None = None
     pins: tuple[str, ...] = ()
     model: str | None = None
@@ -53,7 +54,6 @@ class ReplayQueries:
     model: str | None
     budget: int | None
     base: Snapshot
-    _base_messages: dict[int, Entry] | None = None
 
     def messages(self) -> list[tuple[int, str, dict]]:
         """The context in order: (id, kind, payload); kind may be `summary`."""
@@ -106,10 +106,8 @@ class ReplayQueries:
         row = self.own_row(key)
         if row is not None:
             return row if row[1] in CONTEXT_MESSAGE_KINDS else None
-        if self._base_messages is None:
-            self._base_messages = {k: e for k, e in self.base.entries
-                                   if e[1] in CONTEXT_MESSAGE_KINDS}
-        return self._base_messages.get(key)
+        entry = self.base.entries.get(key)
+        return entry if entry is not None and entry[1] in CONTEXT_MESSAGE_KINDS else None
 
     def removal(self, key: int) -> EventRow | None:
         """The event that took the message `key` out of the context: a clear, rewind or
@@ -152,18 +150,20 @@ class ReplayQueries:
 
     def snapshot(self, after_mark: int | None = None) -> Snapshot:
         """The state a child inherits: whole, or only the messages after a mark."""
-        items = self.ctx.items()
-        if after_mark is not None:
-            kept = {k for k, e in items if e[0] > after_mark}
-            # A mark set between a tool call and its result must not hand the child a
-            # result without its call.
-            entries = tuple((k, e) for k, e in items if k in kept and not (
-                e[1] == "tool_result" and e[2].get("call_event") not in kept))
+        if after_mark is None:
+            entries = self.ctx.copy()
         else:
-            entries = tuple(items)
-        present = {k for k, _ in entries}
-        result_of = {c: r for c, r in self.result_of.items() if c in present and r in present}
-        return Snapshot(entries, self.system, tuple(self.pins), self.model, self.budget, result_of)
+            items = self.ctx.items()
+            kept = {k for k, e in items if e[0] > after_mark}
+            entries = Context()
+            for k, e in items:
+                # A mark set between a tool call and its result must not hand the child
+                # a result without its call.
+                if k in kept and not (e[1] == "tool_result" and e[2].get("call_event") not in kept):
+                    entries.append(k, *e)
+        result_of = {c: r for c, r in self.result_of.items() if c in entries and r in entries}
+        return Snapshot(Entries(entries), self.system, tuple(self.pins), self.model, self.budget,
+                        result_of)
 
 
 def removal_label(kind: str, payload: dict) -> str:

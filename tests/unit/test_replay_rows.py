@@ -6,7 +6,8 @@
 2. `Rows` is the list of rows it replaced: indexes, slices, reversal, find.
 3. A replay that copies runs of plain messages at once (even runs of one) leaves the
    state that replaying them one by one leaves.
-4. Memory: an agent of plain messages costs tens of bytes a message, not ~150.
+4. Memory: an agent of plain messages, and a fork's snapshot of it, cost tens of bytes
+   a message, not ~150.
 """
 
 from __future__ import annotations
@@ -174,3 +175,25 @@ def test_copying_runs_of_messages_replays_as_row_by_row(data):
     assert state(copied) == state(b.live)
     patch_free = Replayer.from_rows(list(b.rows), base)
     assert state(patch_free) == state(b.live)
+
+
+def test_a_fork_snapshot_holds_arrays_too():
+    n = 100_000
+    rows = Rows((i, "user" if i % 2 else "assistant", NO_BODY) for i in range(1, n + 1))
+    r = Replayer.from_rows(rows)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        whole, after_mark = r.snapshot(), r.snapshot(after_mark=n // 2)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # A tuple of (key, entry) pairs held ~120 bytes a message more than the context.
+    assert held / (n + n // 2) < 30, f"{held / (n + n // 2):.0f} bytes a message"
+    assert list(whole.entries) == list(r.ctx.items()) and len(after_mark.entries) == n // 2
+    assert whole == r.snapshot() and whole != after_mark
+    child = Replayer(after_mark)
+    child.apply((n + 1, "user", NO_BODY))
+    assert list(child.ctx)[0] == n // 2 + 1 and len(child.ctx) == n // 2 + 1
+    assert len(after_mark.entries) == n // 2  # the child's changes stay its own
+    assert child.message_row(n // 2 + 1) == (n // 2 + 1, "user", NO_BODY)
