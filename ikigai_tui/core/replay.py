@@ -187,27 +187,20 @@ class Replayer(ReplayQueries):
         self.changes += 1
         ctx = self.ctx
         removed = self.removed
-        removed_results = []
-        while ctx:
-            # popitem, not del + next(reversed()): deleting leaves holes that every later
-            # reversed() walks over, which made a long rewind quadratic.
-            last, entry = ctx.popitem()
-            if entry[0] <= seq:
-                ctx[last] = entry
-                break
-            removed[last] = by
-            if entry[1] == "tool_result":
-                removed_results.append(entry)
-            elif entry[1] == "summary":
-                self.summaries.discard(last)
+        # The entries past the mark are a tail of the context: cut at once.
+        keys, codes, payloads = ctx.cut_after(seq)
+        removed.update(dict.fromkeys(keys, by))
+        if self.summaries:
+            self.summaries.difference_update(keys)
+        removed_results = [payloads.get(k, NO_BODY) for k, c in zip(keys, codes) if c == _TOOL_RESULT]
         # A summary that covers anything after the mark goes too.
         for sid in [s for s in self.summaries if ctx[s][2]["max_seq"] > seq]:
             del ctx[sid]
             self.summaries.discard(sid)
             removed[sid] = by
         # A mark set between a tool call and its result must not leave the call orphaned.
-        for entry in removed_results:
-            call = entry[2].get("call_event")
+        for payload in removed_results:
+            call = payload.get("call_event")
             if call in ctx:
                 del ctx[call]
                 removed[call] = by

@@ -5,7 +5,7 @@ NO_BODY), ~18 bytes a message where the dict it replaces held ~130.
 
 It has the operations of that dict: append O(1), pop from the tail O(1), a lookup
 O(log n) (O(1) when keys are looked up in order), a delete O(log n) that leaves a
-tombstone, swept once they outnumber the living.
+tombstone, swept once they outnumber the living; a rewind cuts the tail at once.
 """
 
 from __future__ import annotations
@@ -128,10 +128,26 @@ class Context(MutableMapping):
         return array("q", compress(self._keys, self._kinds))
 
     def copy(self) -> Context:
-        self._sweep()
+        return self.after(None)
+
+    def after(self, seq: int | None) -> Context:
+        """A copy of the entries whose seq is past `seq` (all of them for None): a tail,
+        since the entries are in seq order; O(n) in C. Changes nothing here (a fork's
+        snapshot is copied by several threads at once)."""
+        start = 0 if seq is None else bisect_right(self._seqs, seq)
         out = Context()
-        out._keys, out._seqs, out._kinds = array("q", self._keys), array("q", self._seqs), array("H", self._kinds)
-        out._payloads, out._odd, out._live = dict(self._payloads), dict(self._odd), self._live
+        keys, seqs, kinds = self._keys[start:], self._seqs[start:], self._kinds[start:]
+        if kinds.count(0):  # tombstones: left behind
+            keys, seqs, kinds = (array("q", compress(keys, kinds)), array("q", compress(seqs, kinds)),
+                                 array("H", compress(kinds, kinds)))
+        out._keys, out._seqs, out._kinds = keys, seqs, kinds
+        out._live = len(keys)
+        if start == 0:
+            out._payloads, out._odd = dict(self._payloads), dict(self._odd)
+        else:
+            kept = set(out._keys)
+            out._payloads = {k: p for k, p in self._payloads.items() if k in kept}
+            out._odd = {k: s for k, s in self._odd.items() if k in kept}
         return out
 
     def __repr__(self) -> str:
@@ -260,6 +276,25 @@ class Context(MutableMapping):
         if dead > 64 and dead > self._live:
             self._sweep()
 
+    def cut_after(self, seq: int) -> tuple[array, array, dict[int, Any]]:
+        """The entries whose seq is past `seq` taken out (a tail, since the entries are in
+        seq order; O(removed), mostly in C): their keys, kind codes and payloads."""
+        at = bisect_right(self._seqs, seq)
+        kinds = self._kinds[at:]
+        keys = array("q", compress(self._keys[at:], kinds))
+        codes = array("H", compress(kinds, kinds))
+        del self._keys[at:], self._seqs[at:], self._kinds[at:]
+        self._live -= len(keys)
+        self._trim()
+        payloads: dict[int, Any] = {}
+        if self._payloads:
+            pop = self._payloads.pop
+            payloads = {k: p for k in keys if (p := pop(k, None)) is not None}
+        if self._odd:
+            for key in keys:
+                self._odd.pop(key, None)
+        return keys, codes, payloads
+
     def popitem(self) -> tuple[int, Entry]:
         """The last entry, taken out."""
         self._trim()
@@ -336,47 +371,6 @@ class _View:
 
 
 _MISSING = object()
-
-
-class Entries:
-    """A fork snapshot's context entries (replay_queries.Snapshot), frozen: a Context
-    that iterates `(key, entry)` pairs, as the tuple of pairs it replaces did."""
-
-    __slots__ = ("_ctx",)
-
-    def __init__(self, ctx: Context | None = None) -> None:
-        self._ctx = ctx if ctx is not None else Context()
-
-    def __iter__(self) -> Iterator[tuple[int, Entry]]:
-        return iter(self._ctx.items())
-
-    def __len__(self) -> int:
-        return len(self._ctx)
-
-    def __bool__(self) -> bool:
-        return bool(self._ctx)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Entries):
-            return len(self) == len(other) and list(self) == list(other)
-        if isinstance(other, tuple):
-            return tuple(self) == other
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def get(self, key: int) -> Entry | None:
-        return self._ctx.get(key)
-
-    def keys_of_kind(self, kind: str) -> list[int]:
-        return self._ctx.keys_of_kind(kind)
-
-    def context(self) -> Context:
-        """A Context of these entries to change (a copy: O(n) in C)."""
-        return self._ctx.copy()
-
-    def __repr__(self) -> str:
-        return f"Entries({list(self)!r})"
 
 
 def _seq_of(item: tuple[int, Entry]) -> int:

@@ -4,11 +4,12 @@ inherits at fork. `Replayer` builds the state; `ReplayQueries` only reads it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
-from ikigai_tui.core.replay_context import Context, Entries
+from ikigai_tui.core.replay_context import Context
 from ikigai_tui.core.replay_rows import Entry, Rows
 from ikigai_tui.inert import sanitize
 
@@ -20,6 +21,47 @@ class Mark(NamedTuple):
     @property
     def label(self) -> str:
         return self.name if self.name is not None else f"#{self.event_id}"
+
+
+class Entries:
+    """A fork snapshot's context entries (Snapshot, below), frozen: a Context
+    that iterates `(key, entry)` pairs, as the tuple of pairs it replaces did."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self._ctx = ctx if ctx is not None else Context()
+
+    def __iter__(self) -> Iterator[tuple[int, Entry]]:
+        return iter(self._ctx.items())
+
+    def __len__(self) -> int:
+        return len(self._ctx)
+
+    def __bool__(self) -> bool:
+        return bool(self._ctx)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Entries):
+            return len(self) == len(other) and list(self) == list(other)
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def get(self, key: int) -> Entry | None:
+        return self._ctx.get(key)
+
+    def keys_of_kind(self, kind: str) -> list[int]:
+        return self._ctx.keys_of_kind(kind)
+
+    def context(self) -> Context:
+        """A Context of these entries to change (a copy: O(n) in C)."""
+        return self._ctx.copy()
+
+    def __repr__(self) -> str:
+        return f"Entries({list(self)!r})"
 
 
 @dataclass(frozen=True)
@@ -150,18 +192,16 @@ class ReplayQueries:
 
     def snapshot(self, after_mark: int | None = None) -> Snapshot:
         """The state a child inherits: whole, or only the messages after a mark."""
-        if after_mark is None:
-            entries = self.ctx.copy()
-        else:
-            items = self.ctx.items()
-            kept = {k for k, e in items if e[0] > after_mark}
-            entries = Context()
-            for k, e in items:
-                # A mark set between a tool call and its result must not hand the child
-                # a result without its call.
-                if k in kept and not (e[1] == "tool_result" and e[2].get("call_event") not in kept):
-                    entries.append(k, *e)
-        result_of = {c: r for c, r in self.result_of.items() if c in entries and r in entries}
+        entries = self.ctx.after(after_mark)  # the whole context, or what came after the mark
+        present = set(entries)
+        if after_mark is not None:
+            # A mark set between a tool call and its result must not hand the child a
+            # result without its call.
+            for key in entries.keys_of_kind("tool_result"):
+                if entries[key][2].get("call_event") not in present:
+                    del entries[key]
+                    present.discard(key)
+        result_of = {c: r for c, r in self.result_of.items() if c in present and r in present}
         return Snapshot(Entries(entries), self.system, tuple(self.pins), self.model, self.budget,
                         result_of)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress, count
 from operator import not_
 from typing import Any
@@ -49,11 +49,12 @@ def kind_code(kind: str) -> int:
     return code
 
 
-def _sub_payloads(payloads: dict[int, Any], ids: array) -> dict[int, Any]:
-    """The payloads of `ids` (ascending): by range when there are fewer payloads."""
+def _sub_payloads(payloads: dict[int, Any], ids: array, contiguous: bool = True) -> dict[int, Any]:
+    """The payloads of `ids` (ascending; `contiguous`: every id of the source between the
+    first and the last): by range when there are fewer payloads."""
     if not payloads or not ids:
         return {}
-    if len(payloads) < len(ids):
+    if contiguous and len(payloads) < len(ids):
         lo, hi = ids[0], ids[-1]
         return {k: v for k, v in payloads.items() if lo <= k <= hi}
     get = payloads.get
@@ -87,6 +88,18 @@ class Rows(Sequence):
             if payload is not NO_BODY:
                 payloads[key] = payload
 
+    def extend_encoded(self, rows: Iterable[tuple[int, str, Any]], decode: Callable[[Any], Any],
+                       plain_kinds: frozenset[str]) -> None:
+        """Rows whose payloads are encoded (JSON, say), decoded by `decode`; the empty
+        payload ("{}") of a kind in `plain_kinds` is NO_BODY, neither decoded nor kept."""
+        ids, kinds, payloads, codes = self.ids, self.kinds, self.payloads, KIND_CODES
+        for key, kind, encoded in rows:
+            ids.append(key)
+            code = codes.get(kind)
+            kinds.append(code if code is not None else kind_code(kind))
+            if encoded != "{}" or kind not in plain_kinds:
+                payloads[key] = decode(encoded)
+
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -95,7 +108,7 @@ class Rows(Sequence):
             out = Rows()
             out.ids = self.ids[index]
             out.kinds = self.kinds[index]
-            out.payloads = _sub_payloads(self.payloads, out.ids)
+            out.payloads = _sub_payloads(self.payloads, out.ids, index.step in (None, 1))
             return out
         key = self.ids[index]
         return (key, KIND_NAMES[self.kinds[index]], self.payloads.get(key, NO_BODY))

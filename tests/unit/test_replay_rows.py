@@ -197,3 +197,59 @@ def test_a_fork_snapshot_holds_arrays_too():
     assert list(child.ctx)[0] == n // 2 + 1 and len(child.ctx) == n // 2 + 1
     assert len(after_mark.entries) == n // 2  # the child's changes stay its own
     assert child.message_row(n // 2 + 1) == (n // 2 + 1, "user", NO_BODY)
+
+
+def test_rows_slices_with_a_step():
+    rows = [(i, "mark", {"i": i}) for i in range(1, 50)]
+    compact = Rows(rows)
+    assert compact[::-1] == rows[::-1] and compact[::3] == rows[::3]
+    assert compact[::3].payloads == {r[0]: r[2] for r in rows[::3]}
+
+
+@settings(max_examples=100, deadline=None)
+@given(programs(), st.integers(0, 200))
+def test_a_context_tail_after_a_seq(program, seq):
+    ctx = Context()
+    next_key = 1
+    for op, n, kind in program:
+        keys = list(ctx)
+        if op in ("append", "insert", "set"):
+            next_key += 1 + n % 3
+            ctx.append(next_key, next_key, kind, NO_BODY if n % 2 else {"n": n})
+        elif op == "replace" and keys:
+            key = keys[n % len(keys)]
+            next_key += 1
+            ctx.replace(key, 10 ** 7 + next_key, (ctx[key][0], "summary", {"s": n}))
+        elif op in ("del", "many") and keys:
+            del ctx[keys[n % len(keys)]]
+    tail = ctx.after(seq)
+    expected = [(k, e) for k, e in ctx.items() if e[0] > seq]
+    assert list(tail.items()) == expected
+    assert all(k in tail for k, _ in expected) and len(tail) == len(expected)
+    assert list(ctx.after(None).items()) == list(ctx.items())
+
+
+@settings(max_examples=100, deadline=None)
+@given(programs(), st.integers(0, 200))
+def test_cutting_a_context_after_a_seq(program, seq):
+    ctx = Context()
+    next_key = 1
+    for op, n, kind in program:
+        keys = list(ctx)
+        if op in ("append", "insert", "set"):
+            next_key += 1 + n % 3
+            ctx.append(next_key, next_key, kind, NO_BODY if n % 2 else {"n": n})
+        elif op == "replace" and keys:
+            key = keys[n % len(keys)]
+            next_key += 1
+            ctx.replace(key, 10 ** 7 + next_key, (ctx[key][0], "summary", {"s": n}))
+        elif op in ("del", "many") and keys:
+            del ctx[keys[n % len(keys)]]
+    before = list(ctx.items())
+    keys, codes, payloads = ctx.cut_after(seq)
+    gone = [(k, e) for k, e in before if e[0] > seq]
+    assert list(ctx.items()) == [(k, e) for k, e in before if e[0] <= seq]
+    assert list(keys) == [k for k, _ in gone]
+    assert [replay_rows.KIND_NAMES[c] for c in codes] == [e[1] for _, e in gone]
+    assert payloads == {k: e[2] for k, e in gone if e[2] is not NO_BODY}
+    assert all(k not in ctx for k, _ in gone) and len(ctx) == len(before) - len(gone)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
-from ikigai_tui.core.bodies import NO_BODY
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
 from ikigai_tui.core.replay_rows import Rows
 
@@ -24,15 +23,13 @@ _OUTLINE = (f"CASE WHEN kind IN ({_MESSAGES}) THEN json_remove(payload, '$.conte
             "'$.summary') ELSE payload END")
 
 
-def _decode(rows: list) -> list[EventRow]:
-    return [(i, k, json.loads(p)) for i, k, p in rows]
+def _decode(out: list[EventRow], rows: list) -> None:
+    out.extend([(i, k, json.loads(p)) for i, k, p in rows])
 
 
-def _decode_outline(rows: list) -> list[EventRow]:
-    # Kinds interned: SQLite hands each row a new string (50 bytes a row at 100,000 rows).
-    loads, messages, empty, intern = json.loads, CONTEXT_MESSAGE_KINDS, NO_BODY, sys.intern
-    return [(i, intern(k), empty if p == "{}" and k in messages else loads(p))
-            for i, k, p in rows]
+def _decode_outline(out: Rows, rows: list) -> None:
+    # Straight into the arrays: no row tuple is made; a plain message's "{}" is NO_BODY.
+    out.extend_encoded(rows, json.loads, CONTEXT_MESSAGE_KINDS)
 
 
 class AgentRows:
@@ -47,8 +44,8 @@ class AgentRows:
         (ids and kinds in arrays: what the replay keeps as the agent's history)."""
         return await self._agent_rows(_OUTLINE, _decode_outline, agent_id, upto, Rows())
 
-    async def _agent_rows(self, column: str, decode, agent_id: str,
-                          upto: int | None, out):
+    async def _agent_rows(self, column: str, decode: Callable[[Any, list], None],
+                          agent_id: str, upto: int | None, out):
         sql = f"SELECT id, kind, {column} FROM events WHERE agent_id = ?"
         params: tuple = (agent_id,)
         if upto is not None:
@@ -60,8 +57,10 @@ class AgentRows:
         with self._reading():  # type: ignore[attr-defined]
             async with self._db.execute(sql + " ORDER BY id", params) as cursor:  # type: ignore[attr-defined]
                 while rows := await cursor.fetchmany(ROW_BATCH):
-                    many = len(rows) >= ROW_BATCH
-                    out.extend(await asyncio.to_thread(decode, rows) if many else decode(rows))
+                    if len(rows) >= ROW_BATCH:  # decoded and added in the thread
+                        await asyncio.to_thread(decode, out, rows)
+                    else:
+                        decode(out, rows)
         return out
 
     async def page_keys(self, agent_id: str, kinds: Iterable[str]) -> Sequence[int]:
