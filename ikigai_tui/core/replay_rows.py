@@ -147,6 +147,11 @@ class Rows(Sequence):
         for i in compress(count(), map(codes.__contains__, self.kinds)):
             yield self[i]
 
+    def of_kind(self, kind: str) -> Iterator[EventRow]:
+        """The rows of one kind, in order (found in C: no row of another kind is made)."""
+        code = KIND_CODES.get(kind)
+        return self.of_kinds(frozenset((code,))) if code is not None else iter(())
+
     def plain_runs(self, shortest: int | None = None) -> Iterator[tuple[int, int]]:
         """The runs [start, end) of plain messages (user, assistant) at least `shortest`
         long (PLAIN_RUN): those worth copying at once."""

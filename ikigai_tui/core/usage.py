@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ikigai_tui.core.events import EventRow
+from ikigai_tui.core.replay_rows import Rows
 
 TIER = 200_000  # input tokens of one request above which tiered prices apply
 
@@ -116,7 +117,10 @@ class UsageLedger:
         tally = self._tallies.get(agent_id)
         if tally is None or tally.seen > len(history):  # a history read afresh
             tally = self._tallies[agent_id] = _Tally()
-        for _id, kind, payload in history[tally.seen:]:
+        rows = history[tally.seen:]
+        if isinstance(rows, Rows):  # a replayed history: its usage rows only, found in C
+            rows = rows.of_kind("usage")
+        for _id, kind, payload in rows:
             if kind != "usage":
                 continue
             given_in = int(payload.get("input_tokens") or 0)

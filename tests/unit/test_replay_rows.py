@@ -253,3 +253,12 @@ def test_cutting_a_context_after_a_seq(program, seq):
     assert [replay_rows.KIND_NAMES[c] for c in codes] == [e[1] for _, e in gone]
     assert payloads == {k: e[2] for k, e in gone if e[2] is not NO_BODY}
     assert all(k not in ctx for k, _ in gone) and len(ctx) == len(before) - len(gone)
+
+
+def test_rows_of_a_kind():
+    rows = [(i, ("user", "usage", "mark")[i % 3], NO_BODY if i % 3 == 0 else {"i": i})
+            for i in range(1, 30)]
+    compact = Rows(rows)
+    assert list(compact.of_kind("usage")) == [r for r in rows if r[1] == "usage"]
+    assert list(compact[10:].of_kind("mark")) == [r for r in rows[10:] if r[1] == "mark"]
+    assert list(compact.of_kind("never-seen")) == []
