@@ -20,18 +20,8 @@ def test_a_second_process_running_a_turn_of_a_busy_agent_is_refused_at_once(tmp_
     refused before anything is written, with one line naming the holder; exit 1."""
 
     db = tmp_path / "busy.db"
-    setup = start_ikigai(db, "run", stdin=subprocess.PIPE)
-    _, err = setup.communicate("/fork --name worker\n", timeout=60)
-    assert setup.returncode == 0, err
-    script = tmp_path / "slow.txt"
-    script.write_text("a long question " + "word " * 30 + "\n")
-    slow = start_ikigai(db, "run", "--agent", "worker", "--script", str(script),
-                   env=proc_env(IKIGAI_OFFLINE_DELAY="0.1"))
+    slow = busy_worker(db, delay="0.1")
     try:
-        deadline = time.monotonic() + 30
-        while not lease_rows(db):
-            assert time.monotonic() < deadline and slow.poll() is None, "no lease taken"
-            time.sleep(0.02)
         (agent_id, pid, host), = lease_rows(db)
         assert pid == slow.pid and host == socket.gethostname()
         events_before = len(log_rows(db))
@@ -55,6 +45,26 @@ def test_a_second_process_running_a_turn_of_a_busy_agent_is_refused_at_once(tmp_
     again = run_ikigai_quick(db, "--agent", "worker", input="me too\n")
     assert again.returncode == 0, again.stderr
     assert 'You said: "me too"' in again.stdout
+
+
+def busy_worker(db: Path, delay: str) -> subprocess.Popen:
+    """A child agent `worker` whose slow turn (the offline model waiting `delay` seconds
+    between words) another process runs; returned once that process holds its lease."""
+    setup = start_ikigai(db, "run", stdin=subprocess.PIPE)
+    _, err = setup.communicate("/fork --name worker\n", timeout=60)
+    assert setup.returncode == 0, err
+    script = db.with_suffix(".slow.txt")
+    script.write_text("a long question " + "word " * 30 + "\n")
+    slow = start_ikigai(db, "run", "--agent", "worker", "--script", str(script),
+                        env=proc_env(IKIGAI_OFFLINE_DELAY=delay))
+    deadline = time.monotonic() + 30
+    while not lease_rows(db):
+        if time.monotonic() > deadline or slow.poll() is not None:
+            slow.kill()
+            _, err = slow.communicate()
+            raise AssertionError(f"no lease taken; stderr: {err[-2000:]}")
+        time.sleep(0.02)
+    return slow
 
 
 def run_ikigai_quick(db: Path, *args: str, input: str) -> subprocess.CompletedProcess:
@@ -83,13 +93,7 @@ def test_a_lease_whose_process_died_is_taken_over(tmp_path):
 
 def test_agents_shows_an_agent_another_process_runs_as_working(tmp_path):
     db = tmp_path / "seen.db"
-    setup = start_ikigai(db, "run", stdin=subprocess.PIPE)
-    _, err = setup.communicate("/fork --name worker\n", timeout=60)
-    assert setup.returncode == 0, err
-    script = tmp_path / "slow.txt"
-    script.write_text("a long question " + "word " * 30 + "\n")
-    slow = start_ikigai(db, "run", "--agent", "worker", "--script", str(script),
-                        env=proc_env(IKIGAI_OFFLINE_DELAY="1"))  # a turn of 40+ s
+    slow = busy_worker(db, delay="1")  # a turn of 40+ s
     host = socket.gethostname()
 
     def ikigai(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
@@ -97,10 +101,6 @@ def test_agents_shows_an_agent_another_process_runs_as_working(tmp_path):
                               input=input, capture_output=True, text=True, timeout=60)
 
     try:
-        deadline = time.monotonic() + 30
-        while not lease_rows(db):
-            assert time.monotonic() < deadline and slow.poll() is None, "no lease taken"
-            time.sleep(0.02)
         listed = {a["name"]: a for a in json.loads(ikigai("agents", "--json").stdout)}
         assert listed["worker"]["status"] == "working"
         assert listed["worker"]["elsewhere"] == {"pid": slow.pid, "host": host}
