@@ -124,7 +124,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         assert root is not None
         self.focused_agent = root.id
         try:
-            if self.model_override and session.model_of(root) != self.model_override:
+            if self.model_override and session.model_of(root) != _full(session, self.model_override):
                 await session.command(root.id, f"/model {self.model_override}")
             await self.panes.start(session, root.id)
             # From here on the panes are told (what came before is in the page they read).
@@ -348,6 +348,16 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.focused_agent = message.agent_id
             self.show_queued()
             self.schedule_refresh()
+
+
+def _full(session: Session, model: str) -> str:
+    """The full name `--model` stands for (an alias or a bare name resolved), so that
+    `--model gpt-4o` on a root already on openai/gpt-4o changes nothing; a name that cannot
+    be used is left as typed, for /model to report."""
+    try:
+        return session.check_model(model)
+    except CommandError:
+        return model
 
 
 def create_app(config: Config, **options) -> IkigaiApp:

@@ -328,3 +328,23 @@ async def test_the_app_shows_the_session_its_factory_opens(tmp_path):
         shown = "\n".join(screen_lines(app.panes.active.scrollback))
         assert "Checkpoint 'from-the-factory' created." in shown
     assert closed == [True]  # the app closed what the factory opened
+
+
+async def test_model_option_naming_the_roots_model_changes_nothing(bench):
+    # `ikigai --model quick` where quick is an alias of the model the root already has
+    # (as `--model gpt-4o` on a root on openai/gpt-4o): no /model is run nor shown.
+    import dataclasses
+
+    from .conftest import DB_LABEL, make_config
+
+    async with bench.prep() as session:
+        await conversation(session, "First question.")
+    config = dataclasses.replace(make_config(bench.db, bench.tmp_path), aliases={"quick": "offline"})
+    app = create_app(config, db_label=DB_LABEL, model_override="quick",
+                     session_factory=lambda c: open_session(c, new_id=bench.new_id))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        assert await events_of(app, root, "command") == []
+        assert not any("/model" in line for line in all_lines(app.panes.active.scrollback))
+        assert app.session.model_of(app.session.tree[root]) == "offline"
