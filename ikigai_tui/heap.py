@@ -57,6 +57,20 @@ def freeze_imported() -> None:
     gc.freeze()
 
 
+_frozen_at_start = False
+
+
+def freeze_at_start() -> None:
+    """freeze_imported() once per process, as the first app is made: what the imports
+    made so far (textual, rich, the core: ~200,000 objects) leaves the collector's walks,
+    so the full collection the start sets off walks only what came after. Once: an app
+    made later (tests make many) must not freeze what the earlier ones left."""
+    global _frozen_at_start
+    if not _frozen_at_start:
+        _frozen_at_start = True
+        freeze_imported()
+
+
 
 _pause_lock = threading.Lock()
 _pauses = 0

@@ -24,13 +24,13 @@ from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
-from ikigai_tui.heap import trim
+from ikigai_tui.heap import freeze_at_start, trim
 from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
 from ikigai_tui.tui.history import typed_history
-from ikigai_tui.tui.main_screen import MainScreen, freeze_start
+from ikigai_tui.tui.main_screen import MainScreen
 from ikigai_tui.tui.keymap import APP_BINDINGS, check_keymap, key_names, keys_in_force
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
@@ -64,7 +64,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         """`session_factory` opens the session the app shows (default: the runtime's, over
         the configured database and providers); tests hand their own instead of patching."""
         super().__init__()
-        freeze_start()
+        freeze_at_start()
         strip_cycles.install()  # painted lines freed when dropped, not by the collector
         self.config = config
         self.open_session: SessionFactory = session_factory or (

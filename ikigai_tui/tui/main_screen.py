@@ -10,8 +10,6 @@ third of the styling the start does (benchmarks/tui.py, cold_start_vs_minimal_te
 
 from __future__ import annotations
 
-import gc
-
 from textual import events
 from textual.message import Message
 from textual.screen import Screen
@@ -30,17 +28,3 @@ class MainScreen(Screen):
             self._shown = True
             message.refresh_styles = False
         return super().post_message(message)
-
-
-_frozen = False
-
-
-def freeze_start() -> None:
-    """Once per process, as the first app is made: what the imports made so far (textual,
-    rich, the core: ~200,000 objects that live as long as the program) leaves the cyclic
-    collector's walks, so the full collection the start sets off walks only what came
-    after (heap.freeze_imported)."""
-    global _frozen
-    if not _frozen:
-        _frozen = True
-        gc.freeze()
