@@ -14,6 +14,7 @@ from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.limits import format_percent
 from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.commands_agents import status_of, status_words
 from ikigai_tui.core.events import Event, message_text
 from ikigai_tui.core.memory.change import words as memory_words
 from ikigai_tui.core.session import Session
@@ -119,18 +120,15 @@ async def pins_data(session: Session, agent: AgentRuntime) -> list[dict[str, Any
 async def agents_data(session: Session) -> list[dict[str, Any]]:
     """Each agent; one idle in this process but running a turn in another ikigai process
     is "working", with that process (`elsewhere`: pid and host)."""
-    from ikigai_tui.core.commands_agents import status_of
-
     tree = session.tree
     usage = await session.usages.report()
     out = []
     for a, depth in tree.walk():
-        status, holder = await status_of(a, session.leases.elsewhere)
+        status, where = await status_of(a, session.leases.elsewhere)
         out.append({"id": a.id, "short_id": tree.short_id(a.id), "name": a.name,
                     "parent": a.parent_id, "status": status, "model": a.model,
                     "unread": a.unread, "depth": depth, "usage": usage[a.id].as_dict(),
-                    "elsewhere": None if holder is None else {"pid": holder.pid,
-                                                               "host": holder.host}})
+                    "elsewhere": where})
     return out
 
 
@@ -261,9 +259,7 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                     used = item["usage"]
                     cost = "cost unknown" if used["cost_usd"] is None else used["cost"]
                     spent = f"  {used['input_tokens']:,} in / {used['output_tokens']:,} out, {cost}"
-                    where = item["elsewhere"]
-                    status = item["status"] + (f" (pid {where['pid']} on {where['host']})"
-                                               if where else "")
+                    status = status_words(item["status"], item["elsewhere"])
                     out.line(f"{'  ' * depth}{tree.label(a.id)}  {status}  {a.model}{mail}{spent}")
             return 0
         agent = resolve_agent(session, args.agent)

@@ -211,20 +211,22 @@ async def agents(c: CommandContext) -> CommandResult:
 
 
 async def status_of(agent: AgentRuntime, elsewhere: Callable[[str], Awaitable[Any]] | None
-                    ) -> tuple[str, Any]:
-    """(the agent's status, the other process running its turn or None): an agent idle
-    here may be working in another ikigai process on the same database."""
+                    ) -> tuple[str, dict | None]:
+    """(the agent's status, the other process running its turn as {"pid", "host"}, or
+    None): an agent idle here may be working in another ikigai process on the database."""
     if agent.status != "idle" or elsewhere is None:
         return agent.status, None
     holder = await elsewhere(agent.id)
-    return ("working", holder) if holder is not None else ("idle", None)
+    if holder is None:
+        return "idle", None
+    return "working", {"pid": holder.pid, "host": holder.host}
 
 
-def status_words(status: str, holder: Any) -> str:
-    return f"{status} (pid {holder.pid} on {holder.host})" if holder is not None else status
+def status_words(status: str, where: dict | None) -> str:
+    return f"{status} (pid {where['pid']} on {where['host']})" if where is not None else status
 
 
-def format_tree(c: CommandContext, statuses: dict[str, tuple[str, Any]] | None = None
+def format_tree(c: CommandContext, statuses: dict[str, tuple[str, dict | None]] | None = None
                 ) -> list[str]:
     tree = c.tree
     lines = []
