@@ -23,7 +23,7 @@ async def test_gauge_tree_and_context_show_the_window_and_the_limit_alike(bench)
         label = app.agent_tree.node_for(app.focused_agent).label.plain
         spent = app.session.usages.now(app.focused_agent)
         assert spent is not None
-        assert label.endswith(f" 1% · Σ {format_tokens(spent.input_tokens + spent.output_tokens)}"
+        assert label.endswith(f" 1% · spent {format_tokens(spent.input_tokens + spent.output_tokens)}"
                               f" · {format_tokens(window.tokens)}/2K"), label
 
         await type_text(pilot, "/context")

@@ -1,9 +1,14 @@
 """The agent tree: status, name, context usage and unread mail of every agent.
 
 The usage reads as the gauge's, shorter: ``1% · 1.9K/2K`` is the request's share of the
-model's input limit, then what the agent spent so far, ``Σ 12K $0.04`` (tokens in and
-out, and their cost when the model map prices them), then the request's size over the
-window's budget (the gauge shows it too: a narrow tree cuts it first).
+model's input limit, then what the agent spent so far, ``spent 12K $0.04`` (tokens in
+and out, and their cost when the model map prices them), then the request's size over
+the window's budget (the gauge shows it too: a narrow tree drops it first).
+
+A row fits the tree's width: the fields that do not fit are dropped from the end, whole,
+and the row ends with ``…`` (never cut in the middle of a number); the tree never
+scrolls sideways. An agent with news the user has not seen (a turn ended, failed, mail)
+carries a ``new`` badge right after its name, kept whatever the width.
 
 Each node's data is the agent id. The focused agent is bold with a ``▶`` marker and
 the cursor is moved to it when the focus changes; dead agents are dimmed. Enter or a
@@ -18,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Tree
@@ -48,27 +54,28 @@ class AgentRow(NamedTuple):
     tokens: int | None = None  # the request's size, against...
     budget: int = 0  # ... the window's budget (0: no window)
     spent: str = ""  # tokens in and out so far, and their cost when known
+    new: bool = False  # news the user has not seen yet (tui/unseen.py)
 
 
 def spent_text(totals: UsageTotals | None) -> str:
-    """``Σ 12K $0.04``: the agent's tokens so far (in and out) and their cost; no cost when
+    """``spent 12K $0.04``: the agent's tokens so far (in and out) and their cost; no cost when
     a model it used has no price, nor when it is nothing (the offline model is free);
     empty before its first request."""
     if totals is None or totals.input_tokens + totals.output_tokens == 0:
         return ""
-    text = f"Σ {format_tokens(totals.input_tokens + totals.output_tokens)}"
+    text = f"spent {format_tokens(totals.input_tokens + totals.output_tokens)}"
     return f"{text} {totals.cost_text()}" if totals.cost_known and totals.cost > 0 else text
 
 
 def agent_row(agent: AgentRuntime, label: str, window: Window | None,
-              totals: UsageTotals | None = None) -> AgentRow:
+              totals: UsageTotals | None = None, new: bool = False) -> AgentRow:
     """The row of an agent, with its usage once its window was measured."""
     spent = spent_text(totals)
     if window is None:
         return AgentRow(agent.id, label, agent.status, agent.unread, None, agent.parent_id,
-                        spent=spent)
+                        spent=spent, new=new)
     return AgentRow(agent.id, label, agent.status, agent.unread, window.percent,
-                    agent.parent_id, window.tokens, window.budget, spent)
+                    agent.parent_id, window.tokens, window.budget, spent, new)
 
 
 class TreeStyles(NamedTuple):
@@ -94,31 +101,69 @@ def _usage_style(percent: float, styles: TreeStyles) -> Style:
             "full": styles.critical}.get(state, styles.normal)
 
 
-def agent_label(row: AgentRow, focused: bool, styles: TreeStyles = PLAIN_TREE) -> Text:
-    """The one-line label of a node (never parsed as markup)."""
-    dead = row.status == "dead"
+NEW_BADGE = " new "
+MORE = " …"  # ends a row whose last fields did not fit
+
+
+def _fields(row: AgentRow, focused: bool, styles: TreeStyles) -> tuple[Text, Text, list[Text]]:
+    """The row's head (marker, status, name), its badge, and its other fields in the order
+    shown (each with its leading separator): the last ones are dropped first."""
     glyph = STATUS_GLYPHS.get(row.status, "·")
-    text = Text(no_wrap=True, overflow="ellipsis")
+    head = Text()
     if focused:
-        text.append(FOCUS_MARKER, style="bold")
-    glyph_style = styles.working if row.status == "working" else (styles.dead if dead else "")
-    text.append(glyph, style=glyph_style)
-    text.append(" ")
+        head.append(FOCUS_MARKER, style="bold")
+    glyph_style = styles.working if row.status == "working" else (
+        styles.dead if row.status == "dead" else "")
+    head.append(glyph, style=glyph_style)
+    head.append(" ")
     name = sanitize(row.label).replace("\n", " ").replace("\t", " ") or row.id
-    text.append(name, style="bold" if focused else "")
+    head.append(name, style="bold" if focused else "")
+    badge = Text()
+    if row.new:
+        badge.append(" ")
+        badge.append(NEW_BADGE, style=styles.mail + Style(reverse=True))
+    rest: list[Text] = []
     measured = row.percent is not None and math.isfinite(row.percent)
     if measured:
         percent = max(0.0, row.percent)
-        text.append(" ")
-        text.append(format_percent(percent), style=_usage_style(percent, styles))
+        rest.append(Text.assemble(" ", (format_percent(percent), _usage_style(percent, styles))))
     if row.unread > 0:
-        text.append(f" ✉{row.unread}", style=styles.mail)
+        rest.append(Text(f" ✉{row.unread}", style=styles.mail))
     if row.spent:  # what it cost before the fill, which the gauge shows too
-        text.append(f" · {row.spent}", style=styles.fill)
-    if measured and row.tokens is not None:  # the window's fill last: a narrow tree cuts it
+        rest.append(Text(f" · {row.spent}", style=styles.fill))
+    if measured and row.tokens is not None:  # the window's fill last: a narrow tree drops it
         window = f"/{format_tokens(row.budget)}" if row.budget > 0 else ""
-        text.append(f" · {format_tokens(row.tokens)}{window}", style=styles.fill)
-    if dead:
+        rest.append(Text(f" · {format_tokens(row.tokens)}{window}", style=styles.fill))
+    return head, badge, rest
+
+
+def agent_label(row: AgentRow, focused: bool, styles: TreeStyles = PLAIN_TREE,
+                width: int | None = None) -> Text:
+    """The one-line label of a node (never parsed as markup), fitted to `width` cells when
+    given: whole fields dropped from the end and ``…`` in their place; a name too long
+    for even that is cut with ``…``, the badge kept."""
+    head, badge, rest = _fields(row, focused, styles)
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append_text(head)
+    text.append_text(badge)
+    full = text.copy()
+    for field in rest:
+        full.append_text(field)
+    if width is not None and full.cell_len > width:
+        kept = 0
+        while kept < len(rest) and (text.cell_len + rest[kept].cell_len + len(MORE) <= width):
+            text.append_text(rest[kept])
+            kept += 1
+        if text.cell_len + len(MORE) > width:  # the name itself is too long
+            text = head.copy()
+            text.truncate(max(1, width - badge.cell_len - 1), overflow="ellipsis")
+            text.append_text(badge)
+            text.truncate(width, overflow="ellipsis")
+        else:
+            text.append(MORE, style=styles.fill)
+    else:
+        text = full
+    if row.status == "dead":
         text.stylize("dim")
     return text
 
@@ -140,6 +185,7 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
     AgentTreeView {
         width: 1fr;
         height: 1fr;
+        overflow-x: hidden;  /* rows fit the width (agent_label): nothing to scroll to */
     }
     """
 
@@ -148,6 +194,14 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
 
         def __init__(self, agent_id: str) -> None:
             self.agent_id = agent_id
+            super().__init__()
+
+    class Dragged(Message):
+        """The tree's right edge dragged: the width it asks for (`done` once let go)."""
+
+        def __init__(self, width: int, done: bool) -> None:
+            self.width = width
+            self.done = done
             super().__init__()
 
     def __init__(
@@ -165,7 +219,10 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
         self._label_keys: dict[str, tuple] = {}
         self._focused: str | None = None
         self._rows: list[AgentRow] = []
+        self._row_of: dict[str, AgentRow] = {}
+        self._focus_shown: str | None = None  # the focused agent the labels say
         self._styles: TreeStyles | None = None  # read from the theme at the first label
+        self._dragging = False
 
     @property
     def styles_of_labels(self) -> TreeStyles:
@@ -198,12 +255,26 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
         return label.split()[0] if label.plain else label
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
-        # Textual lays the line's style (the cursor's, the hover's) over the whole label,
-        # which would paint a warning usage or unread mail in the cursor's colour; put it
-        # under the label's own colours instead.
-        text = super().render_label(node, base_style, Style())
-        text.stylize_before(style, len(text) - len(node.label))
+        # Fitted to the room the node's line has (Tree.get_label_width measures this too,
+        # so the tree is never wider than itself). Textual lays the line's style (the
+        # cursor's, the hover's) over the whole label, which would paint a warning usage
+        # or unread mail in the cursor's colour; put it under the label's own colours.
+        row = self._row_of.get(node.data) if node.data is not None else None
+        if row is None:
+            text = super().render_label(node, base_style, Style())
+        else:
+            text = agent_label(row, row.id == self._focus_shown, self.styles_of_labels,
+                               self._room(node))
+        text.stylize_before(style)
         return text
+
+    def _room(self, node: TreeNode[str]) -> int | None:
+        """The cells left for the node's label after its guides (None before layout)."""
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth
+        return max(1, room) if self.scrollable_content_region.width > 0 else None
 
     @property
     def agent_ids(self) -> list[str]:
@@ -215,6 +286,8 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
 
     def refresh_agents(self, rows: list[AgentRow], focused: str) -> None:
         self._rows = rows
+        self._row_of = {row.id: row for row in rows}
+        self._focus_shown = focused
         shape = [(row.id, row.parent_id) for row in rows]
         if shape != self._shape:
             self._rebuild(rows, focused)
@@ -247,6 +320,26 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
             self._label_keys[row.id] = (row, row.id == focused)
         self._shape = [(row.id, row.parent_id) for row in rows]
         self._focused = None  # place the cursor again
+
+    # -- dragging the right edge (its border) -------------------------------------
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        if event.button == 1 and event.x >= self.outer_size.width - 1:
+            event.stop()
+            self._dragging = True
+            self.capture_mouse()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._dragging:
+            event.stop()
+            self.post_message(self.Dragged(event.screen_x - self.region.x + 1, done=False))
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._dragging:
+            event.stop()
+            self._dragging = False
+            self.release_mouse()
+            self.post_message(self.Dragged(event.screen_x - self.region.x + 1, done=True))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         event.stop()
