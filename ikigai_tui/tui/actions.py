@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
 MAIN_SCREEN_ACTIONS = frozenset({
     "focus_tree", "agent", "split", "close_pane", "next_pane", "toggle_tools", "scroll",
-    "toggle_tree", "copy_reply", "editor",
+    "toggle_tree", "tree_width", "copy_reply", "editor",
 })
+TREE_MIN = 16  # the tree's narrowest (as styles/app.tcss's min-width)
+MAIN_MIN = 40  # the cells a key or a drag leaves the panes at least
 
 
 class MainScreenActions:
@@ -63,6 +65,32 @@ class MainScreenActions:
         tree.display = not tree.display
         if not tree.display and tree.has_focus:
             self.prompt_input.focus()
+
+    def action_tree_width(self: IkigaiApp, step: int) -> None:
+        """Alt+Shift+Left / Right: narrow or widen the tree (shown if it was hidden)."""
+        tree = self.agent_tree
+        tree.display = True
+        # From the width asked last (keys pressed faster than the layout follows add up).
+        self.set_tree_width((self.tree_width or tree.outer_size.width) + step, keep=True)
+
+    def on_agent_tree_view_dragged(self: IkigaiApp, message) -> None:
+        """The tree's edge dragged: follow the mouse; kept when the button is let go."""
+        self.set_tree_width(message.width, keep=message.done)
+
+    def set_tree_width(self: IkigaiApp, width: int, *, keep: bool = False) -> None:
+        """The tree `width` cells wide, kept for the next start when `keep`. A width chosen
+        so is no longer held to the 30% a narrow terminal gives the tree by default, only
+        to what leaves the panes MAIN_MIN cells (fit_tree, again when the terminal resizes)."""
+        self.tree_width = max(TREE_MIN, min(width, self.size.width - MAIN_MIN))
+        self.fit_tree()
+        if keep:
+            self.place_keeper.keep_tree_width(self.tree_width)
+
+    def fit_tree(self: IkigaiApp) -> None:
+        if self.tree_width is not None:
+            width = max(TREE_MIN, min(self.tree_width, self.size.width - MAIN_MIN))
+            styles = self.agent_tree.styles
+            styles.width = styles.max_width = width  # (over the stylesheet's 30%)
 
     # -- panes ---------------------------------------------------------------------
 

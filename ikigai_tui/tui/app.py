@@ -34,10 +34,10 @@ from ikigai_tui.tui.main_screen import MainScreen
 from ikigai_tui.tui.keymap import APP_BINDINGS, check_keymap, key_names, keys_in_force
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
-from ikigai_tui.tui.panes import Panes
+from ikigai_tui.tui.panes import MAX_PANES, Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.terminal import StopOnSignal
-from ikigai_tui.tui.ui_state import ThemeKeeper, start_theme
+from ikigai_tui.tui.ui_state import PlaceKeeper, ThemeKeeper, start_theme
 from ikigai_tui.tui.usage_plans import UsagePlans
 from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
 from ikigai_tui.tui.widgets.gauge import ContextGauge
@@ -93,6 +93,8 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.theme = theme
         self._histories: dict[str, list[str]] = {}  # agent id -> what was typed to it
         self._history_agent: str | None = None
+        self.place_keeper = PlaceKeeper(self, config)  # where the user left off
+        self.tree_width: int | None = self.place_keeper.tree_width()  # None: the CSS's
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen()
@@ -122,14 +124,16 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             return
         root = session.tree.root
         assert root is not None
-        self.focused_agent = root.id
+        # The place left last time on this database; agents gone since fall back to the root.
+        shown, active = self.place_keeper.place(lambda a: a in session.tree, root.id, MAX_PANES)
+        self.focused_agent = shown[active]
         try:
             if self.model_override and session.model_of(root) != _full(session, self.model_override):
                 await session.command(root.id, f"/model {self.model_override}")
-            await self.panes.start(session, root.id)
+            await self.panes.start(session, shown, active)
             # From here on the panes are told (what came before is in the page they read).
             session.listeners.append(self._on_notice)
-            if any(i.kind == "assistant" for i in self.panes.panes[0].scrollback.items):
+            if any(i.kind == "assistant" for p in self.panes.panes for i in p.scrollback.items):
                 await markdown_ready()  # its replies are Markdown: imported in a thread first
         except StoreError as exc:  # a damaged page or a full disk, met while loading
             self.startup_error = str(exc)
@@ -157,6 +161,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
 
     def on_mount(self) -> None:
         self.theme_keeper = ThemeKeeper(self, self.config)
+        self.fit_tree()
         if self.session is None:
             return
         self._show_status()
@@ -343,7 +348,11 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         commands = [(s.usage, s.summary, s.llm) for s in REGISTRY]
         self.push_screen(HelpScreen(commands, keys_in_force(self.BINDINGS, self.keymap)))
 
+    def on_resize(self, _event: events.Resize) -> None:
+        self.fit_tree()  # a chosen width leaves the panes room in a smaller terminal too
+
     def on_panes_active_changed(self, message: Panes.ActiveChanged) -> None:
+        self.place_keeper.keep_place([p.agent_id for p in self.panes.all()], self.panes.index)
         if message.agent_id != self.focused_agent:
             self.focused_agent = message.agent_id
             self.show_queued()

@@ -95,14 +95,17 @@ class Panes(Horizontal):
         assert self.session is not None
         return AgentPane(agent_id, self.notes.pages(agent_id, AgentPages(self.session, agent_id)))
 
-    async def start(self, session: Session, agent_id: str) -> None:
-        """The first pane, with its latest page read before the screen is composed."""
+    async def start(self, session: Session, agent_ids: list[str], active: int = 0) -> None:
+        """The first panes (those left last time), each with its latest page read before
+        the screen is composed."""
         self.session = session
-        pane = self._new_pane(agent_id)
-        pane.scrollback.preload(await pane.scrollback.latest_page())
-        pane.set_title(self._title(agent_id))
-        self.panes = [pane]
-        self.index = 0
+        self.panes = []
+        for agent_id in agent_ids:
+            pane = self._new_pane(agent_id)
+            pane.scrollback.preload(await pane.scrollback.latest_page())
+            pane.set_title(self._title(agent_id))
+            self.panes.append(pane)
+        self.index = active
         self._mark_active()
 
     async def _load(self, pane: AgentPane) -> None:

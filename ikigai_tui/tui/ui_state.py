@@ -1,5 +1,6 @@
-"""Choices made in the full screen that outlive it (the theme picked in the palette),
-kept in a small file of their own beside the config file: `state.toml`.
+"""Choices made in the full screen that outlive it (the theme picked in the palette, the
+agent tree's width, and each database's place: its panes and the active one), kept in a
+small file of their own beside the config file: `state.toml`.
 
 The config file is the user's: rewriting it would need a TOML library that keeps
 comments and order (tomlkit, one more dependency) and would still race an editor that
@@ -16,14 +17,15 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 __all__ = ["STATE_NAME", "state_path", "read_state", "write_state", "chosen_theme",
-           "start_theme", "ThemeKeeper"]
+           "start_theme", "ThemeKeeper", "PlaceKeeper"]
 
 STATE_NAME = "state.toml"
+PLACES_KEPT = 20  # databases whose place is kept (the most recently left)
 
 
 def state_path(config_path: Path) -> Path:
@@ -52,6 +54,8 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     # A JSON string is a TOML basic string (the same escapes, \uXXXX included).
     return json.dumps(str(value), ensure_ascii=False)
 
@@ -66,9 +70,10 @@ def write_state(path: Path, **values: Any) -> None:
         else:
             state[key] = value
     lines = ["# Written by ikigai: choices made in the full screen (the theme picked in",
-             "# the palette). Settings of your own go in config.toml, beside this file.", ""]
+             "# the palette, the tree's width, the panes each database showed). Settings",
+             "# of your own go in config.toml, beside this file.", ""]
     lines += [f"{key} = {_toml_value(value)}" for key, value in sorted(state.items())
-              if isinstance(value, (str, int, float, bool))]
+              if isinstance(value, (str, int, float, bool, list))] + _toml_tables(state)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=".state-", suffix=".toml", dir=path.parent)
     try:
@@ -79,6 +84,22 @@ def write_state(path: Path, **values: Any) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def _toml_tables(table: dict[str, Any], prefix: str = "") -> list[str]:
+    """The tables in `table` (`[places."/path/db"]`), after its plain keys as TOML wants."""
+    lines: list[str] = []
+    for key, value in table.items():
+        if not isinstance(value, dict):
+            continue
+        name = prefix + json.dumps(str(key), ensure_ascii=False)
+        plain = [(k, v) for k, v in value.items() if not isinstance(v, dict)]
+        if plain:
+            lines += ["", f"[{name}]"]
+            lines += [f"{json.dumps(str(k), ensure_ascii=False)} = {_toml_value(v)}"
+                      for k, v in plain]
+        lines += _toml_tables(value, name + ".")
+    return lines
 
 
 def chosen_theme(state: dict[str, Any], config_theme: str | None) -> str | None:
@@ -119,26 +140,86 @@ def start_theme(config, available: Iterable[str], env: Mapping[str, str] | None 
     return config.theme
 
 
-class ThemeKeeper:
-    """Saves the theme picked in the palette (any change of the app's theme after the
-    start) to the state file; a failure to write is told once, in a notification."""
+class _Keeper:
+    """Writes choices to the state file; a failure to write is told once, in a
+    notification (they are conveniences: the session goes on)."""
 
     def __init__(self, app, config) -> None:
         self.app = app
         self.path = state_path(config.config_path)
+        self.failed = False
+
+    def _write(self, what: str, **values: Any) -> None:
+        try:
+            write_state(self.path, **values)
+        except OSError as exc:
+            if not self.failed:
+                self.failed = True
+                self.app.notify(f"{what} is not kept for the next start: cannot write "
+                                f"{self.path}: {exc.strerror}", severity="warning")
+
+
+class ThemeKeeper(_Keeper):
+    """Saves the theme picked in the palette (any change of the app's theme after the
+    start) to the state file."""
+
+    def __init__(self, app, config) -> None:
+        super().__init__(app, config)
         self.config_theme = config.theme
         self.saved = app.theme
-        self.failed = False
         app.theme_changed_signal.subscribe(app, self._changed)
 
     def _changed(self, theme) -> None:
         if theme.name == self.saved:
             return
         self.saved = theme.name
-        try:
-            write_state(self.path, theme=theme.name, config_theme=self.config_theme or "")
-        except OSError as exc:
-            if not self.failed:
-                self.failed = True
-                self.app.notify(f"The theme is not kept for the next start: cannot write "
-                                f"{self.path}: {exc.strerror}", severity="warning")
+        self._write("The theme", theme=theme.name, config_theme=self.config_theme or "")
+
+
+class PlaceKeeper(_Keeper):
+    """Where the user left off: the agent tree's width (one for every database), and per
+    database the agents its panes showed and which pane was active (the focused agent).
+    Read once at the start; written as they change, so a killed program keeps them too."""
+
+    def __init__(self, app, config) -> None:
+        super().__init__(app, config)
+        self.db = os.path.abspath(config.db)
+        state = read_state(self.path)
+        self.saved_width = _whole(state.get("tree_width"))
+        place = state.get("places", {}).get(self.db) if isinstance(state.get("places"), dict) else None
+        place = place if isinstance(place, dict) else {}
+        panes = place.get("panes")
+        self.saved_panes = [p for p in panes if isinstance(p, str)] if isinstance(panes, list) else []
+        self.saved_active = _whole(place.get("active")) or 0
+
+    def tree_width(self) -> int | None:
+        return self.saved_width
+
+    def place(self, exists: Callable[[str], bool], fallback: str,
+              most: int) -> tuple[list[str], int]:
+        """The agents the panes showed (those that still `exist`, at most `most`, else
+        `fallback` alone) and the active pane's index among them."""
+        active_id = (self.saved_panes[self.saved_active]
+                     if 0 <= self.saved_active < len(self.saved_panes) else None)
+        panes = [a for a in dict.fromkeys(self.saved_panes) if exists(a)][:most] or [fallback]
+        return panes, panes.index(active_id) if active_id in panes else 0
+
+    def keep_tree_width(self, width: int) -> None:
+        if width != self.saved_width:
+            self.saved_width = width
+            self._write("The tree's width", tree_width=width)
+
+    def keep_place(self, panes: list[str], active: int) -> None:
+        if (panes, active) == (self.saved_panes, self.saved_active):
+            return
+        self.saved_panes, self.saved_active = list(panes), active
+        places = read_state(self.path).get("places")
+        places = dict(places) if isinstance(places, dict) else {}
+        places.pop(self.db, None)  # to the end: the most recent
+        places[self.db] = {"panes": list(panes), "active": active}
+        self._write("The panes' place",
+                    places=dict(list(places.items())[-PLACES_KEPT:]))
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
