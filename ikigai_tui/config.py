@@ -49,6 +49,7 @@ class Config:
     theme_origin: str = ""  # "FILE, line N" of `theme`, for an error naming it
     theme_override: str | None = None  # IKIGAI_THEME: over the file and the palette's pick
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
+    bell: bool = False  # ring the terminal's bell on a background agent's news
     keymap_origins: dict[str, str] = field(default_factory=dict)  # binding id -> "FILE, line N"
     aliases: dict[str, str] = field(default_factory=dict)  # [aliases]: short name -> model
     # The memory tool (issue 15): its folder (None: <user data dir>/memories), whether the
@@ -99,6 +100,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "matcher_concurrency": (int, "a whole number of requests"),
     "matcher_chunk_tokens": (int, "a whole number of tokens"),
     "theme": (str, "a theme name"),
+    "bell": (bool, "true or false"),
     # the memory tool
     "memories_dir": (str, "a path"),
     "memory_writes": (str, '"auto" or "ask"'),
@@ -363,6 +365,7 @@ def load(
                              else file.get("matcher_concurrency", 4)),
         matcher_chunk_tokens=chunk_tokens if chunk_tokens is not None else file.get("matcher_chunk_tokens"),
         theme=file.get("theme"),
+        bell=file.get("bell", False),
         theme_origin=file.get("theme_origin", ""),
         theme_override=env.get("IKIGAI_THEME") or None,
         keymap={i: keys for i, (keys, _where) in file.get("keymap", {}).items()},

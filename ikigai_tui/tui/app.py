@@ -37,6 +37,7 @@ from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import MAX_PANES, Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.terminal import StopOnSignal
+from ikigai_tui.tui.unseen import Unseen, news_of
 from ikigai_tui.tui.ui_state import PlaceKeeper, ThemeKeeper, start_theme
 from ikigai_tui.tui.usage_plans import UsagePlans
 from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
@@ -80,6 +81,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.panes = Panes()
         self.outbox = Outbox()
         self.usage_plans = UsagePlans()  # each agent's window, planned again when stale
+        self.unseen = Unseen()  # agents with news no pane showed (tui/unseen.py)
         self.show_outside = True  # the scrollbacks' toggles (F8, F9), for every pane
         self.show_ids = False
         self.startup_error: str | None = None
@@ -189,10 +191,27 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.panes.post_message(message)
         if self.session is not None:
             self.usage_plans.mark(notice, self.session)
+        if self.session is not None:
+            self._tell_news(notice, self.session)
         if changes_agents(notice):
             self.post_message(AgentsChanged())
         if isinstance(notice, TurnFinished) and notice.agent_id in self.outbox:
             self.run_worker(self.send_queued(notice.agent_id, notice.ok), group="queued")
+
+    def _tell_news(self, notice: Notice, session: Session) -> None:
+        """A turn ended or failed, or mail came, for an agent no pane shows: a toast, the
+        tree's badge until a pane shows it, and the bell if the config asks for it."""
+        shown = {pane.agent_id for pane in self.panes.all()}
+        for agent_id, words in news_of(notice, session.tree):
+            if agent_id in shown:
+                continue
+            self.unseen.add(agent_id, words)
+            failed = words.startswith("failed")
+            self.notify(f"{sanitize(session.tree.label(agent_id))} {words}", markup=False,
+                        severity="warning" if failed else "information")
+            if self.config.bell:
+                self.bell()
+            self.schedule_refresh()
 
     def on_agents_changed(self, _message: AgentsChanged) -> None:
         self.schedule_refresh()
@@ -270,7 +289,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.status_line.update(Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
                                 f" · {self.db_label}"))
         rows = [agent_row(agent, tree.label(agent.id), self.usage_plans.get(agent.id),
-                          session.usages.now(agent.id))
+                          session.usages.now(agent.id), agent.id in self.unseen)
                 for agent, _depth in tree.walk()]
         self.agent_tree.refresh_agents(rows, focused.id)
 
@@ -352,7 +371,10 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.fit_tree()  # a chosen width leaves the panes room in a smaller terminal too
 
     def on_panes_active_changed(self, message: Panes.ActiveChanged) -> None:
-        self.place_keeper.keep_place([p.agent_id for p in self.panes.all()], self.panes.index)
+        shown = [p.agent_id for p in self.panes.all()]
+        self.place_keeper.keep_place(shown, self.panes.index)
+        if self.unseen.seen(shown):
+            self.schedule_refresh()  # their badges go
         if message.agent_id != self.focused_agent:
             self.focused_agent = message.agent_id
             self.show_queued()
