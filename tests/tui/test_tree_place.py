@@ -13,7 +13,6 @@ from ikigai_tui.config import ConfigError
 from ikigai_tui.core.notices import EventsCommitted, TurnFinished
 from ikigai_tui.tui.screens.help import HelpKeys
 from ikigai_tui.tui.ui_state import read_state, state_path, write_state
-from ikigai_tui.tui.unseen import news_of
 
 from .conftest import agent_named, idle, root_id, say, settle, type_text
 
@@ -96,6 +95,8 @@ async def test_news_of_an_agent_on_screen_is_no_news(bench):
 
 
 def test_news_names_a_failure_and_mail_from_anywhere():
+    from ikigai_tui.tui.unseen import news_of
+
     class Tree:
         labels = {"k": "kid (k)", "r": "root (r)"}
         status = {"k": "idle", "r": "idle"}
