@@ -191,3 +191,33 @@ def test_context_full(bench, snap_compare):
         assert any(CONTEXT_FULL in line and line.startswith("Error:") for line in lines)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_agent_tree_with_a_new_badge(bench, snap_compare):
+    """A child forked with a prompt answers unseen: the tree badges it `new` (issue 23, item 4)."""
+    bench.prepare(_tree)
+    app = bench.app()
+
+    async def run_before(pilot):
+        await settle(pilot)
+        await type_text(pilot, "/fork --name helper look into plums")
+        await pilot.press("enter")
+        await idle(pilot)
+        helper = agent_named(app.session, "helper")
+        assert helper in app.unseen and helper not in [p.agent_id for p in app.panes.all()]
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_narrow_tree_ends_rows_with_an_ellipsis(bench, snap_compare):
+    """At 80x24 the tree's rows drop whole fields and end with `…`, no scrollbar beneath
+    (issue 23, item 5)."""
+    bench.prepare(_tree)
+    app = bench.app()
+
+    async def run_before(pilot):
+        await settle(pilot)
+        tree = app.agent_tree
+        assert tree.virtual_size.width <= tree.scrollable_content_region.width
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
