@@ -191,7 +191,6 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.panes.post_message(message)
         if self.session is not None:
             self.usage_plans.mark(notice, self.session)
-        if self.session is not None:
             self._tell_news(notice, self.session)
         if changes_agents(notice):
             self.post_message(AgentsChanged())

@@ -209,6 +209,13 @@ async def type_text(pilot, text: str) -> None:
     await pilot.press(*keys)
 
 
+async def send_text(pilot, text: str) -> None:
+    """Type a line into the input, press Enter, and let what it started run out."""
+    await type_text(pilot, text)
+    await pilot.press("enter")
+    await idle(pilot)
+
+
 def screen_lines(scrollback) -> list[str]:
     """The scrollback's lines in view, as plain text."""
     return [scrollback.render_line(y).text for y in range(scrollback.size.height)]

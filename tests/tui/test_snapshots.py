@@ -16,7 +16,8 @@ from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.tui.screens.help import HelpScreen
 from ikigai_tui.tui.screens.preview import PreviewScreen
 
-from .conftest import SIZE, agent_named, all_lines, idle, root_id, say, set_limit, settle, type_text
+from .conftest import (SIZE, agent_named, all_lines, idle, root_id, say, send_text, set_limit,
+                       settle, type_text)
 
 QUESTIONS = [
     "Hello there, what's the plan for today?",
@@ -133,9 +134,7 @@ def test_forget_preview(bench, snap_compare):
 
     async def run_before(pilot):
         await settle(pilot)
-        await type_text(pilot, "/forget --ids 4,5 --preview")
-        await pilot.press("enter")
-        await idle(pilot)
+        await send_text(pilot, "/forget --ids 4,5 --preview")
         assert isinstance(app.screen, PreviewScreen)
         assert app.screen.checked_ids == [4, 5]
 
@@ -200,9 +199,7 @@ def test_agent_tree_with_a_new_badge(bench, snap_compare):
 
     async def run_before(pilot):
         await settle(pilot)
-        await type_text(pilot, "/fork --name helper look into plums")
-        await pilot.press("enter")
-        await idle(pilot)
+        await send_text(pilot, "/fork --name helper look into plums")
         helper = agent_named(app.session, "helper")
         assert helper in app.unseen and helper not in [p.agent_id for p in app.panes.all()]
 

@@ -14,7 +14,7 @@ from ikigai_tui.core.notices import EventsCommitted, TurnFinished
 from ikigai_tui.tui.screens.help import HelpKeys
 from ikigai_tui.tui.ui_state import read_state, state_path, write_state
 
-from .conftest import agent_named, idle, root_id, say, settle, type_text
+from .conftest import agent_named, idle, root_id, say, send_text, settle
 
 SMALL = (80, 24)
 
@@ -26,12 +26,6 @@ async def _family(bench, *names: str, long_talk: bool = False) -> None:
         await say(session, root, "Parent talk. " + ("words " * 40 if long_talk else ""))
         for name in names:
             await session.command(root, f"/fork --name {name}")
-
-
-async def _send(pilot, text: str) -> None:
-    await type_text(pilot, text)
-    await pilot.press("enter")
-    await idle(pilot)
 
 
 def _row(app, agent_id: str) -> str:
@@ -56,14 +50,14 @@ async def test_a_background_agents_turn_end_and_mail_badge_it_and_toast_until_it
         session = app.session
         root, kid = root_id(session), agent_named(session, "kid")
 
-        await _send(pilot, "/fork --name helper look into plums")  # runs beside, unseen
+        await send_text(pilot, "/fork --name helper look into plums")  # runs beside, unseen
         helper = agent_named(session, "helper")
         assert helper in app.unseen
         assert any(t.startswith("helper (") and t.endswith("finished its turn")
                    for t in _toasts(app)), _toasts(app)
         assert "helper (" in _row(app, helper) and " new " in _row(app, helper)
 
-        await _send(pilot, "/send kid please also look at pears")
+        await send_text(pilot, "/send kid please also look at pears")
         assert kid in app.unseen and " new " in _row(app, kid)
         assert any(t.startswith("kid (") and t.endswith(f"got mail from root ({root[:6]})")
                    for t in _toasts(app)), _toasts(app)
@@ -89,7 +83,7 @@ async def test_news_of_an_agent_on_screen_is_no_news(bench):
     app = bench.app()
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await _send(pilot, "hello again")
+        await send_text(pilot, "hello again")
         assert not app.unseen.news and _toasts(app) == []
         assert " new " not in _row(app, app.focused_agent)
 
@@ -137,7 +131,7 @@ async def test_the_bell_rings_on_news_only_when_the_config_asks(bench, bell):
     app.bell = lambda: rung.append(True)  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await _send(pilot, "/fork --name helper look into plums")
+        await send_text(pilot, "/fork --name helper look into plums")
         assert agent_named(app.session, "helper") in app.unseen
         assert rung == ([True] if bell else [])
 
