@@ -218,8 +218,9 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
 def _check_options(args: argparse.Namespace, config: Config) -> None:
     """What the command line names must exist before anything is created."""
     script = getattr(args, "script", None)
-    if script is not None and not os.access(script, os.R_OK):
-        reason = "no such file" if not os.path.exists(script) else "not readable"
+    if script is not None and (os.path.isdir(script) or not os.access(script, os.R_OK)):
+        reason = ("no such file" if not os.path.exists(script) else
+                  "it is a folder" if os.path.isdir(script) else "not readable")
         raise OptionError(f"cannot read script {script}: {reason}")
     if getattr(args, "agent", None) and not os.path.exists(config.db):
         raise OptionError(f"no agent named or with id starting '{args.agent}': there is no "
