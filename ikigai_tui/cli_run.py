@@ -144,7 +144,7 @@ class BadLine(NamedTuple):
     reason: str
 
 
-def decode_line(raw: bytes, number: int) -> str | BadLine:
+def decode_line(raw: bytes | bytearray, number: int) -> str | BadLine:
     """One input line as text. Invalid UTF-8 is refused, not guessed at: a message is
     stored exactly as typed or not at all."""
     if raw.endswith(b"\r"):
@@ -175,11 +175,13 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
     # sys.stdin's buffer: a daemon thread holding that buffer's lock at exit aborts the
     # interpreter ("could not acquire lock ... at interpreter shutdown").
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    queue: asyncio.Queue[bytes | bytearray | None] = asyncio.Queue()
     fd = sys.stdin.fileno()
 
     def read() -> None:
-        pending: list[bytes] = []  # a line's pieces so far: joined once, at its end
+        # A line so far, grown in place: a 10 MB line is one buffer (of its own mapping,
+        # returned when freed: heap.py), not 160 pieces left in the heap and a joined copy.
+        pending = bytearray()
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -190,15 +192,16 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
             if not chunk:
                 break
             if b"\n" not in chunk:
-                pending.append(chunk)
+                pending += chunk
                 continue
             first, *lines, rest = chunk.split(b"\n")
-            pending.append(first)
-            for line in (b"".join(pending), *lines):
+            pending += first
+            loop.call_soon_threadsafe(queue.put_nowait, pending)
+            for line in lines:
                 loop.call_soon_threadsafe(queue.put_nowait, line)
-            pending = [rest] if rest else []
+            pending = bytearray(rest)
         if pending:
-            loop.call_soon_threadsafe(queue.put_nowait, b"".join(pending))
+            loop.call_soon_threadsafe(queue.put_nowait, pending)
         loop.call_soon_threadsafe(queue.put_nowait, None)
 
     threading.Thread(target=read, name="stdin", daemon=True).start()
