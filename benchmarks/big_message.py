@@ -9,6 +9,13 @@ prints these lines after its own figures.
   big_message_10mb_wide_peak_above_idle_mib  The same 10 MiB of UTF-8 with one character
         above U+FFFF in it, so Python holds every copy of the text at 4 bytes a character
         instead of 1 (informational; not --quick).
+  big_message_10mb_run_over_tiny_mib   Measured as a user would with `/usr/bin/time -v`
+        (issue 23, item 14): the peak RSS of a whole `ikigai run` reading the 10 MiB
+        message on the offline model (declared to take it, the window off), minus that
+        of the same run reading "hello" (tests/faults/run_peak.py, VmHWM as it exits).
+        Goal: <= 100 MiB (157 before the offline model quoted only the message's start
+        and the store stopped holding its JSON text whole). With the wide message beside
+        it (informational; not --quick).
 
 How it is measured. A child process imports litellm as the program does, then runs the
 real command line in-process twice (ikigai_tui.cli.main, same database): first `run`
@@ -193,7 +200,28 @@ def line(name: str, result: dict, size: int, informational: bool = False) -> str
     return fmt(name, f"{above:.0f}", f"<= {GOAL_MIB:g}", above <= GOAL_MIB, details)
 
 
+def run_figures(quick: bool) -> Iterator[str]:
+    """big_message_10mb_run_over_tiny_mib (see the module's docstring)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.faults.run_peak import measurable, peak_over_tiny_mib
+
+    name = "big_message_10mb_run_over_tiny_mib"
+    if not measurable():
+        yield f"{name}: not measured (needs Linux /proc)"
+        return
+    for wide in (False, True)[: 1 if quick else 2]:
+        with tempfile.TemporaryDirectory() as tmp:
+            above, big, tiny = peak_over_tiny_mib(Path(tmp), message(10 * MiB, wide))
+        details = (f"whole `ikigai run` processes, offline model: peak {big:.0f} MiB, "
+                   f"'hello' {tiny:.0f} MiB" + ("; one character past U+FFFF, informational"
+                                                  if wide else ""))
+        yield fmt(name.replace("10mb", "10mb_wide") if wide else name, f"{above:.0f}",
+                  f"<= {GOAL_MIB:g}", above <= GOAL_MIB, details)
+
+
 def figures(quick: bool = False) -> Iterator[str]:
+    yield from run_figures(quick)
     if not os.access("/proc/self/clear_refs", os.W_OK):
         yield "big_message_10mb_peak_above_idle_mib: not measured (needs Linux /proc)"
         return

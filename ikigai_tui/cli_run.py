@@ -144,7 +144,7 @@ class BadLine(NamedTuple):
     reason: str
 
 
-def decode_line(raw: bytes, number: int) -> str | BadLine:
+def decode_line(raw: bytes | bytearray, number: int) -> str | BadLine:
     """One input line as text. Invalid UTF-8 is refused, not guessed at: a message is
     stored exactly as typed or not at all."""
     if raw.endswith(b"\r"):
@@ -175,11 +175,13 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
     # sys.stdin's buffer: a daemon thread holding that buffer's lock at exit aborts the
     # interpreter ("could not acquire lock ... at interpreter shutdown").
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    queue: asyncio.Queue[bytes | bytearray | None] = asyncio.Queue()
     fd = sys.stdin.fileno()
 
     def read() -> None:
-        pending: list[bytes] = []  # a line's pieces so far: joined once, at its end
+        # A line so far, grown in place: a 10 MB line is one buffer (of its own mapping,
+        # returned when freed: heap.py), not 160 pieces left in the heap and a joined copy.
+        pending = bytearray()
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -190,15 +192,16 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
             if not chunk:
                 break
             if b"\n" not in chunk:
-                pending.append(chunk)
+                pending += chunk
                 continue
             first, *lines, rest = chunk.split(b"\n")
-            pending.append(first)
-            for line in (b"".join(pending), *lines):
+            pending += first
+            loop.call_soon_threadsafe(queue.put_nowait, pending)
+            for line in lines:
                 loop.call_soon_threadsafe(queue.put_nowait, line)
-            pending = [rest] if rest else []
+            pending = bytearray(rest)
         if pending:
-            loop.call_soon_threadsafe(queue.put_nowait, b"".join(pending))
+            loop.call_soon_threadsafe(queue.put_nowait, pending)
         loop.call_soon_threadsafe(queue.put_nowait, None)
 
     threading.Thread(target=read, name="stdin", daemon=True).start()
@@ -218,8 +221,9 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
 def _check_options(args: argparse.Namespace, config: Config) -> None:
     """What the command line names must exist before anything is created."""
     script = getattr(args, "script", None)
-    if script is not None and not os.access(script, os.R_OK):
-        reason = "no such file" if not os.path.exists(script) else "not readable"
+    if script is not None and (os.path.isdir(script) or not os.access(script, os.R_OK)):
+        reason = ("no such file" if not os.path.exists(script) else
+                  "it is a folder" if os.path.isdir(script) else "not readable")
         raise OptionError(f"cannot read script {script}: {reason}")
     if getattr(args, "agent", None) and not os.path.exists(config.db):
         raise OptionError(f"no agent named or with id starting '{args.agent}': there is no "

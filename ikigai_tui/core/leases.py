@@ -9,6 +9,7 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Awaitable, Callable
 
 from ikigai_tui.core.ports import Holder, StoreError
 
@@ -18,8 +19,12 @@ RENEW = 15.0  # seconds; well inside the store's STALE
 
 
 class LeaseKeeper:
-    def __init__(self, store) -> None:
+    def __init__(self, store,
+                 on_gone: Callable[[str, Holder], Awaitable[None]] | None = None) -> None:
         self.store = store
+        # Called when a take finds the lease of a process that ended without releasing
+        # it (killed, crashed): the turn it ran died with it.
+        self.on_gone = on_gone
         self.pid = os.getpid()
         self.host = socket.gethostname()
         self.held: set[str] = set()
@@ -32,11 +37,18 @@ class LeaseKeeper:
             return None
         if (pending := self._releasing.get(agent_id)) is not None:
             await asyncio.shield(pending)  # never let a late release undo this take
-        holder = await self.store.acquire_lease(agent_id, self.pid, self.host)
+        gone: list[Holder] = []
+        holder = await self.store.acquire_lease(agent_id, self.pid, self.host, gone)
         if holder is None:
             self.held.add(agent_id)
             if self._renewer is None or self._renewer.done():
                 self._renewer = asyncio.get_running_loop().create_task(self._renew())
+            if gone and self.on_gone is not None:
+                try:
+                    await self.on_gone(agent_id, gone[0])
+                except BaseException:
+                    await self.release(agent_id)
+                    raise
         return holder
 
     async def elsewhere(self, agent_id: str) -> Holder | None:

@@ -161,11 +161,13 @@ class SmallState(Protocol):
         """(agent, model, over `tier` input tokens, input, output) of the usage events,
         summed per group."""
 
-    async def acquire_lease(self, agent_id: str, pid: int, host: str) -> Holder | None:
+    async def acquire_lease(self, agent_id: str, pid: int, host: str,
+                            gone: list[Holder] | None = None) -> Holder | None:
         """Take (or renew) the agent's lease for this process. Returns None when taken,
         else the live holder that keeps it (nothing is written then). A lease whose
-        process is gone (same host, no such pid) or that was not renewed for a while is
-        taken over."""
+        process is gone (same host, no such pid, or a zombie) or that was not renewed for
+        a while is taken over: its holder is appended to `gone` (the turn it ran died
+        with it)."""
 
     async def release_lease(self, agent_id: str, pid: int, host: str) -> None: ...
 

@@ -22,7 +22,7 @@ from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
-from ikigai_tui.core.ports import ConflictError, Persistence, StoreError
+from ikigai_tui.core.ports import ConflictError, Holder, Persistence, StoreError
 from ikigai_tui.core.provider import ProviderError, ProviderFactory
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.replays import Replays
@@ -59,7 +59,8 @@ class Session:
         self.bodies = self.replays.bodies  # message text on demand (core/bodies.py)
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
         store.add_commit_hook(self._on_commit, with_origin=True)
-        self.leases = LeaseKeeper(store)  # one process at a time runs an agent's turn
+        # One process at a time runs an agent's turn.
+        self.leases = LeaseKeeper(store, on_gone=self._dead_turn)
 
     # -- opening ---------------------------------------------------------------
 
@@ -309,6 +310,26 @@ class Session:
         return self.start_turn(agent_id)
 
     # -- turns -----------------------------------------------------------------
+
+    async def _dead_turn(self, agent_id: str, holder: Holder) -> None:
+        """The process running this agent's turn ended without ending it (kill -9, a
+        crash): its user message, still unanswered, is flagged as a cancelled turn's is
+        (turns.run_turn), so no request holds it and the next one as two in a row, and
+        /retry sends it again. Called holding the agent's lease, before any other write."""
+        from ikigai_tui.core.turns import unanswered
+
+        catch_up = getattr(self.store, "catch_up", None)
+        if catch_up is not None:
+            await catch_up()  # everything the dead process committed
+        replayer = await self.replayer(agent_id)
+        waiting = unanswered(self.tree[agent_id])
+        if waiting is None or waiting in replayer.flagged:
+            return
+        batch = WriteBatch()
+        batch.add(agent_id, "interrupted", {
+            "reason": f"the ikigai process running this turn ended (pid {holder.pid} on "
+                      f"{holder.host})", "unanswered": waiting})
+        await self.commit(batch)
 
     def start_turn(self, agent_id: str) -> asyncio.Task:
         from ikigai_tui.core.turns import run_turn

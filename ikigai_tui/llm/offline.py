@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 
 from ikigai_tui.core.provider import (
     Request, StreamEvent, TextDelta, ToolCall, Usage, requires_tool,
@@ -21,12 +22,40 @@ SNIPPET = 80
 
 
 def _snippet(text: str) -> str:
-    line = " ".join(str(text or "").split())
+    """The text's start on one line, its whitespace collapsed. Only as much of it as fills
+    the snippet is split: splitting a 10 MB message whole made ~60 MB of words."""
+    text = str(text or "")
+    size = SNIPPET * 4
+    while True:
+        # A prefix's collapsed form is a prefix of the whole's.
+        line = " ".join(text[:size].split())
+        if len(line) > SNIPPET or size >= len(text):
+            break
+        size *= 4
     return line if len(line) <= SNIPPET else line[: SNIPPET - 1] + "…"
 
 
-def _tokens(text: str) -> int:
-    return max(1, (len(text.encode("utf-8")) + 3) // 4)
+def _tokens(size: int) -> int:
+    """~4 bytes a token."""
+    return max(1, (size + 3) // 4)
+
+
+PIECE = 1 << 16
+
+
+def json_size(value: object) -> int:
+    """len(json.dumps(value)) (ASCII: as many bytes), without building it: strings are
+    escaped a slice at a time, so a 10 MB message is not copied whole (up to 6 bytes a
+    character once escaped)."""
+    if isinstance(value, str):
+        return 2 + sum(len(encode_basestring_ascii(value[i:i + PIECE])) - 2
+                       for i in range(0, len(value), PIECE))
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return (2 + sum(json_size(k) + 2 + json_size(v) for k, v in value.items())
+                + 2 * max(0, len(value) - 1))
+    if isinstance(value, (list, tuple)):
+        return 2 + sum(map(json_size, value)) + 2 * max(0, len(value) - 1)
+    return len(json.dumps(value))
 
 
 _EMPTY = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
@@ -70,7 +99,8 @@ def _respond(request: Request) -> tuple[str, list[ToolCall]]:
         return "Tool results: " + " | ".join(reversed(results)), []
     content = str(last.get("content") or "")
     calls = []
-    for i, line in enumerate(content.splitlines()):
+    # Lines are split only where there is a call: a big message is not copied line by line.
+    for i, line in enumerate(content.splitlines() if "@slash " in content else ()):
         if line.startswith("@slash "):
             command, _, args = line[len("@slash "):].strip().partition(" ")
             calls.append(ToolCall(f"call_{len(messages)}_{i}", "slash",
@@ -107,6 +137,6 @@ class OfflineProvider:
             yield TextDelta(word if i == len(words) - 1 else word + " ")
         for call in calls:
             yield call
-        sent = json.dumps({"system": request.system, "messages": request.messages,
-                           "tools": request.tools})
-        yield Usage(_tokens(sent), _tokens(text) if text else 1)
+        sent = json_size({"system": request.system, "messages": request.messages,
+                          "tools": request.tools})
+        yield Usage(_tokens(sent), _tokens(len(text.encode("utf-8"))) if text else 1)

@@ -30,21 +30,26 @@ from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.schema import FTS_LIMIT
 from ikigai_tui.core.tokens import SLICE, TokenCounter, load_encoding, slices
 from tests.fakes.server import FakeProvider, Reply
+from tests.faults.run_peak import measurable, peak_over_tiny_mib
 from tests.unit.store_helpers import open_with_agents
 
 MiB = 1 << 20
 REPO = Path(__file__).resolve().parents[2]
 
 
-def varied_text(size: int, seed: int = 1) -> str:
+def varied_text(size: int, seed: int = 1, latin1: bool = False) -> str:
     """About `size` bytes of UTF-8 text on one line: words, hex ids, numbers, accents,
     CJK, an emoji, JSON's specials, tabs and controls, never starting or ending with a
-    space (`run` strips a line's ends). Blocks of up to 1 MiB, each made afresh."""
+    space (`run` strips a line's ends). Blocks of up to 1 MiB, each made afresh. With
+    latin1, no character past U+00FF (no CJK, emoji or U+2028): one byte a character in
+    Python."""
     rng = random.Random(seed)
     syllables = ["ka", "lo", "mi", "ne", "ro", "su", "ta", "vi", "é", "ü", "ß", "中", "文"]
     words = ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(4000)]
     words += ['"quoted"', "back\\slash", "tab\there", "a/b", "{}", "\x1b[2J", "\x7f", "\x00",
               "\x85", "\u2028", "\x0c", "cr\rinside", "😀", "\\u0041", "</script>"]
+    if latin1:
+        words = [w for w in words if max(w) <= "\xff"]
     block = []
     for _ in range(min(size, MiB) // 8):
         pick = rng.random()
@@ -98,6 +103,22 @@ def test_a_10_mb_message_is_byte_exact_end_to_end(tmp_path):
     assert log.returncode == 0, log.stderr.decode(errors="replace")
     events = json.loads(log.stdout.decode("utf-8"))
     assert [e["payload"]["content"] for e in events if e["kind"] == "user"] == [message]
+
+
+@pytest.mark.skipif(not measurable(), reason="the peak RSS is read from /proc")
+def test_a_10_mb_message_peaks_within_100_mib_over_a_tiny_one(tmp_path):
+    """Issue 23, item 14, measured as `/usr/bin/time -v` does: the whole `ikigai run`
+    with a 10 MB non-ASCII message (the offline model declared large enough), against the
+    same with one word. The offline model split the whole message into words for its
+    80-character quote (~60 MB), the store held the payload's JSON text beside the
+    message: +144 MiB before."""
+    message = varied_text(10 * MiB, latin1=True)
+    assert not message.isascii() and max(message) <= "\xff"
+    above, big, tiny = peak_over_tiny_mib(tmp_path, message)
+    assert above <= 100, f"+{above:.0f} MiB (peak {big:.0f} MiB, tiny {tiny:.0f} MiB)"
+    with sqlite3.connect(tmp_path / "big.db") as conn:
+        [(stored,)] = conn.execute("SELECT payload FROM events WHERE kind = 'user'").fetchall()
+    assert json.loads(stored)["content"] == message
 
 
 # -- token counting -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -159,9 +160,9 @@ def _as_nobody() -> list[str]:
     return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
-@pytest.fixture
-def public_tmp():
-    """A folder an unprivileged user can reach (pytest's own is 0700 root's)."""
+def _public_folder():
+    """A folder an unprivileged user can reach (pytest's own is 0700 root's), removed
+    after."""
     folder = Path(tempfile.mkdtemp(prefix="ikigai-ro-", dir="/tmp"))
     os.chmod(folder, 0o755)
     yield folder
@@ -171,11 +172,90 @@ def public_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+public_tmp = pytest.fixture(_public_folder)
+
+# Runs each command the test runs, in one process (on a 0444 copy: `run` is refused
+# before it writes), then names the files of every module imported from outside the
+# standard library: what the program needs besides Python itself.
+_PROBE = """
+import contextlib, io, json, os, sys, sysconfig
+from ikigai_tui.cli import main
+commands, out = json.loads(sys.argv[1]), sys.argv[2]
+for args in commands:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(args)
+        except SystemExit:
+            pass
+base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
+        "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix}
+std = tuple(os.path.realpath(sysconfig.get_path(k, vars=base)) + os.sep
+            for k in ("stdlib", "platstdlib"))
+needed = set()
+for name in list(sys.modules):
+    top = sys.modules.get(name.partition(".")[0])
+    where = getattr(top, "__file__", None)
+    if where is None:
+        continue
+    real = os.path.realpath(where)
+    if not real.startswith(std) or any(f"{os.sep}{d}{os.sep}" in real
+                                       for d in ("site-packages", "dist-packages")):
+        needed.add(os.path.dirname(where) if hasattr(top, "__path__") else where)
+with open(out, "w") as handle:
+    json.dump(sorted(needed), handle)
+"""
+
+
+def _interpreter(prefix: list[str]) -> str:
+    """A Python of this version the unprivileged user can run: the virtual environment's
+    own may sit in a folder only its owner enters (a clone under `mktemp -d`)."""
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    candidates = [sys.executable, os.path.realpath(sys.executable),
+                  getattr(sys, "_base_executable", None), shutil.which(f"python{version}"),
+                  f"/usr/local/bin/python{version}", f"/usr/bin/python{version}"]
+    for python in dict.fromkeys(c for c in candidates if c):
+        probe = [*prefix, python, "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+        with contextlib.suppress(OSError):
+            done = subprocess.run(probe, capture_output=True, text=True, cwd="/", timeout=30)
+            if done.returncode == 0 and done.stdout.strip() == version:
+                return python
+    pytest.skip(f"no Python {version} that an unprivileged user may run")
+
+
+@pytest.fixture(scope="module")
+def reachable(original):
+    """The program as the unprivileged user can run it wherever this clone is: a Python
+    it may run, and copies of the package and of the modules it imports, in a folder
+    open to all. Returns the start of the command line and the PYTHONPATH."""
+    prefix = _as_nobody()
+    for folder in _public_folder():
+        ro = folder / "probe.db"
+        shutil.copy(original, ro)
+        os.chmod(ro, 0o444)
+        commands = [["--db", str(ro), *c] for c in (*READERS, ["run", "--script", os.devnull])]
+        listing = folder / "needed.json"
+        done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(commands), str(listing)],
+                              capture_output=True, text=True, timeout=120, cwd=folder)
+        assert done.returncode == 0, done.stderr
+        site = folder / "site"
+        site.mkdir()
+        for path in map(Path, json.loads(listing.read_text())):
+            if path.is_dir():
+                shutil.copytree(path, site / path.name,
+                                ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(path, site / path.name)
+        for path in [site, *site.rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        yield [*prefix, _interpreter(prefix), "-S"], str(site)
+
+
 @pytest.mark.parametrize("what", ["folder", "file"])
-def test_an_unprivileged_user_reads_what_it_cannot_write(original, expected, public_tmp, what):
+def test_an_unprivileged_user_reads_what_it_cannot_write(original, expected, public_tmp,
+                                                        reachable, what):
     """A read-only folder (SQLite cannot create -wal/-shm: read as immutable) or a file
     the user may only read: the reports work, `run` is one line, nothing is created."""
-    prefix = _as_nobody()
+    program, path = reachable
     folder = public_tmp / "data"
     folder.mkdir()
     db = folder / "x.db"
@@ -188,12 +268,13 @@ def test_an_unprivileged_user_reads_what_it_cannot_write(original, expected, pub
         os.chmod(folder, 0o555)
     env = {k: v for k, v in os.environ.items() if not k.startswith("IKIGAI_")}
     env.update(HOME=str(public_tmp), XDG_DATA_HOME=str(public_tmp / "d"),
-               XDG_CONFIG_HOME=str(public_tmp / "c"), PYTHONDONTWRITEBYTECODE="1")
+               XDG_CONFIG_HOME=str(public_tmp / "c"), PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=path)
 
     def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-        return subprocess.run([*prefix, sys.executable, "-m", "ikigai_tui", "--db", str(db), *args],
+        return subprocess.run([*program, "-m", "ikigai_tui", "--db", str(db), *args],
                               input=stdin, capture_output=True, text=True, env=env, timeout=60,
-                              cwd=Path(__file__).resolve().parents[2])
+                              cwd=public_tmp)
 
     for command in (["log"], ["context", "--json"], ["agents"], ["check"]):
         done = run(*command)

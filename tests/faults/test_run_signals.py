@@ -124,7 +124,9 @@ def test_the_terminal_closing_mid_reply_keeps_the_partial_reply(tmp_path):
 
 def test_sigkill_mid_reply_loses_nothing_committed_and_the_log_goes_on(tmp_path):
     """SIGKILL cannot be caught: the partial reply is gone, but the user's message was
-    committed before the request, the file is intact, and the next run carries on."""
+    committed before the request, the file is intact, and the next run carries on, the
+    unanswered message flagged failed and joined to the next (issue 23, item 16: two
+    user messages in a row before)."""
     db = tmp_path / "kill.db"
     proc = _run_mid_reply(db)
     proc.kill()
@@ -135,4 +137,5 @@ def test_sigkill_mid_reply_loses_nothing_committed_and_the_log_goes_on(tmp_path)
     assert users == [MESSAGE]
     again = run_ikigai("--db", str(db), "run", input="and then?\n")
     assert again.returncode == 0, again.stderr
-    assert "I can see 2 messages" in again.stdout
+    assert "I can see 1 message (1 from you)" in again.stdout
+    assert f'You said: "{MESSAGE} and then?"' in again.stdout

@@ -80,3 +80,26 @@ def test_the_terminal_closing_mid_reply_keeps_the_partial_reply(launch, tmp_path
     assert term.proc.poll() == 128 + signal.SIGHUP, \
         f"the program did not leave after its terminal closed ({term.proc.poll()})"
     _assert_partial_kept(db, term)
+
+
+def test_a_kill_mid_reply_leaves_the_message_flagged_for_the_next_start(launch, tmp_path):  # noqa: F811
+    """kill -9 (issue 23, item 16): nothing of the killed program runs, its message is
+    left unanswered. The next start's message is joined to it, as after a failed turn,
+    never sent as a second user message in a row."""
+    db = tmp_path / "killed.db"
+    term = _start_a_reply(launch, db)
+    os.kill(term.proc.pid, signal.SIGKILL)
+    assert term.wait_exit(timeout=10) == -signal.SIGKILL
+    again = launch(db, {"IKIGAI_OFFLINE_DELAY": "0"})
+    again.wait_for("offline model, no network", "Context:", timeout=10)
+    again.type("and then?")
+    again.wait_for("and then?", timeout=5)
+    again.type("\r")
+    again.wait_for("from you)", timeout=10)
+    deadline = time.monotonic() + 10
+    while not (replies := [e for e in _log(db) if e["kind"] == "assistant"]):
+        assert time.monotonic() < deadline, again.text()[-2000:]
+        time.sleep(0.1)
+    assert "I can see 1 message (1 from you)" in replies[0]["payload"]["content"], replies
+    flags = [e["payload"] for e in _log(db) if e["kind"] == "interrupted"]
+    assert len(flags) == 1 and "process running this turn ended" in flags[0]["reason"], flags

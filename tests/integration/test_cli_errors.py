@@ -57,6 +57,14 @@ def test_a_missing_script_or_agent_on_a_new_database_creates_nothing(tmp_path):
     assert not db.parent.exists()
 
 
+def test_a_folder_as_script_is_a_usage_error_and_creates_nothing(tmp_path):
+    db = tmp_path / "new" / "x.db"
+    done = run_ikigai("--db", str(db), "run", "--script", str(tmp_path))
+    assert done.returncode == 2
+    _one_error(done, f"cannot read script {tmp_path}: it is a folder")
+    assert not db.parent.exists()
+
+
 def test_an_unknown_agent_is_a_usage_error_for_every_report(tmp_path):
     db = tmp_path / "x.db"
     assert run_ikigai("--db", str(db), "run", input="hello\n").returncode == 0

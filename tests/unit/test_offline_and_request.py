@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, strategies as st
+
 from ikigai_tui.core.provider import Request, TextDelta, ToolCall, Usage
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.request import OMITTED, build_messages
-from ikigai_tui.llm.offline import OfflineProvider, respond
+from ikigai_tui.llm.offline import SNIPPET, OfflineProvider, _snippet, json_size, respond
 
 
 def _rows(*items):
@@ -68,3 +70,33 @@ def test_request_starting_with_a_non_user_message_is_still_valid():
     messages = build_messages(Replayer.from_rows(rows))
     assert messages[0] == {"role": "user", "content": OMITTED}
     assert messages[1]["role"] == "assistant"
+
+
+# -- issue 23, item 14: the same figures without copying a big message whole -----------------
+
+_TEXT = st.text(alphabet=st.sampled_from(list("ab \t\n\r\"\\/é\x00\x85\u2028中😀")), max_size=400)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                     | _TEXT, lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(_TEXT, inner, max_size=4), max_leaves=12)
+
+
+@given(_JSON)
+def test_the_offline_models_json_size_is_json_dumps_length(value):
+    assert json_size(value) == len(json.dumps(value))
+
+
+@given(_TEXT, st.integers(1, 300))
+def test_the_offline_snippet_reads_only_the_start_yet_quotes_as_before(text, repeat):
+    text = text * repeat  # long texts, whitespace runs across the prefixes it tries
+    line = " ".join(text.split())
+    whole = line if len(line) <= SNIPPET else line[: SNIPPET - 1] + "…"
+    assert _snippet(text) == whole
+
+
+@given(st.dictionaries(_TEXT, _JSON | _TEXT, max_size=4), _TEXT, st.integers(0, 400))
+def test_the_stores_payload_bytes_are_its_json_text_encoded(payload, text, repeat):
+    from ikigai_tui.core.sqlite.store import _dumps, _payload_bytes
+
+    # Past a slice (64K characters): escaped a slice at a time.
+    payload = {**payload, "content": (text or "é") * (70_000 // len(text or "é") + repeat)}
+    assert _payload_bytes(payload) == _dumps(payload).encode()
