@@ -1,7 +1,7 @@
 """Context semantics (SPEC §4), forks: a child starts from its parent's whole context or
 from the messages after a mark, its operations act on that inherited context, parent and
 child never affect each other (also after a restart on the same database), and a child
-inherits none of its parent's marks.
+inherits the parent's marks that fall inside what it inherits (none set after the fork).
 """
 
 from __future__ import annotations
@@ -139,46 +139,82 @@ async def test_fork_from_a_mark_through_the_session_and_after_restart(session, d
     assert [i for i, _k, _p in reopened[child]] == brief
 
 
-# -- 7. a child inherits no marks -------------------------------------------------------------
+# -- 7. a child inherits the marks inside what it inherits ------------------------------------
 
 
-def test_snapshot_carries_no_marks():
+def test_snapshot_carries_the_marks_inside_the_inheritance():
     parent = Log()
-    parent.user("a")
-    parent.mark("A")
-    parent.mark(None)
+    a = parent.user("a")
+    m_a = parent.mark("A")
+    b = parent.user("b")
+    m_unnamed = parent.mark(None)
+    c = parent.user("c")
     base = parent.replayer().snapshot()
+    parent.mark("LATE")  # after the fork: not the child's
     child = Log(start=parent.next_id)
     child.add("fork", {"parent": "p", "mark": None, "mark_event": None})
+    d = child.user("d")
     r = child.replayer(base)
-    assert r.valid_marks() == []
-    assert r.find_mark("A") is None
-    assert r.latest_mark() is None
+    assert [(m.name, m.event_id) for m in r.valid_marks()] == [("A", m_a), (None, m_unnamed)]
+    assert r.latest_mark().event_id == m_unnamed
+    assert r.find_mark("LATE") is None
+    assert r.mark_position(r.find_mark("A")) == 1
+    # Rewinding to an inherited mark drops what came after it, inherited or the child's.
+    child.add("rewind", {"mark": "A", "mark_event": m_a})
+    assert child.ids(base) == [a]
+    assert [m.name for m in child.replayer(base).valid_marks()] == ["A"]
+    assert ids_of(incremental(child.rows, base)) == [a]
+    # /undo brings back the inherited marks the rewind invalidated.
+    child.undo(child.rows[-1][0])
+    r = child.replayer(base)
+    assert ids_of(r) == [a, b, c, d]
+    assert [m.event_id for m in r.valid_marks()] == [m_a, m_unnamed]
+    # A /clear in the child invalidates them, as it does its own.
+    child.clear()
+    assert child.replayer(base).valid_marks() == []
+    assert parent.replayer().find_mark("A") is not None
 
 
-async def test_child_inherits_no_marks_through_the_session(session):
+def test_fork_from_a_mark_inherits_that_mark_and_later_ones_only():
+    parent = Log()
+    parent.user("before")
+    parent.mark("EARLY")
+    r_mark = parent.mark("R")
+    brief = parent.user("brief")
+    m_in = parent.mark("IN")
+    more = parent.assistant("more")
+    base = parent.replayer().snapshot(after_mark=r_mark)
+    child = Log(start=parent.next_id)
+    child.add("fork", {"parent": "p", "mark": "R", "mark_event": r_mark})
+    go = child.user("go")
+    assert [m.name for m in child.replayer(base).valid_marks()] == ["R", "IN"]
+    assert child.ids(base) == [brief, more, go]
+    child.add("rewind", {"mark": "IN", "mark_event": m_in})
+    assert child.ids(base) == [brief]
+    child.add("rewind", {"mark": "R", "mark_event": r_mark})
+    assert child.ids(base) == []
+
+
+async def test_child_inherits_the_parents_marks_through_the_session(session, db_path):
     root = session.tree.root.id
-    await say(session, root, "one")
-    await session.command(root, "/mark A")
+    one = await say(session, root, "one")
+    await session.command(root, "/mark start")
     await say(session, root, "two")
-    await session.command(root, "/mark")
-    child = (await session.command(root, "/fork")).data
+    await say(session, root, "three")
+    child = (await session.command(root, "/fork --name kid")).data
+    await session.command(root, "/mark later")  # after the fork: the parent's alone
     r = await session.replayer(child)
-    assert r.valid_marks() == []
-    assert (await session.command(child, "/marks")).lines == ["No marks."]
-    count = await session.store.count_events()
+    assert [m.label for m in r.valid_marks()] == ["start"]
+    assert (await session.command(child, "/rewind start")).lines == ["Rewound to 'start'."]
+    assert await context_ids(session, child) == one
     with pytest.raises(CommandError) as err:
-        await session.command(child, "/clear A")
-    assert "'A'" in str(err.value) and "There are no valid marks." in str(err.value)
-    with pytest.raises(CommandError):
-        await session.command(child, "/rewind")
-    parent_unnamed = (await session.replayer(root)).latest_mark()
-    assert parent_unnamed.name is None
-    with pytest.raises(CommandError) as err:
-        await session.command(child, f"/clear {parent_unnamed.label}")
-    assert parent_unnamed.label in str(err.value)
-    assert await session.store.count_events() == count
-    # The parent's marks are untouched, and the child's own marks stay its own.
+        await session.command(child, "/rewind later")
+    assert "'later'" in str(err.value) and "Valid marks: start." in str(err.value)
+    # The parent's context and marks are untouched; the child's own marks stay its own.
+    assert len(await context_ids(session, root)) == 6
     await session.command(child, "/mark C")
-    assert [m.label for m in (await session.replayer(root)).valid_marks()][0] == "A"
-    assert (await session.replayer(root)).find_mark("C") is None
+    assert [m.label for m in (await session.replayer(root)).valid_marks()] == ["start", "later"]
+    live = {a: (await session.replayer(a)).valid_marks() for a in (root, child)}
+    reopened, marks = await reopened_messages(db_path, [root, child])
+    assert marks == live
+    assert [i for i, _k, _p in reopened[child]] == one
