@@ -9,9 +9,20 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.replay import Snapshot
 from tests.unit.replay_helpers import (
     Log, context_ids, context_messages, ids_of, incremental, reopened_messages, say,
 )
+
+
+def forked(parent: Log, mark_event: int | None = None, mark: str | None = None
+           ) -> tuple[Snapshot, Log]:
+    """What a child forked now from `parent` inherits (whole, or after `mark_event`),
+    and the child's log, begun with its fork event."""
+    base = parent.replayer().snapshot(after_mark=mark_event)
+    child = Log(start=parent.next_id)
+    child.add("fork", {"parent": "p", "mark": mark, "mark_event": mark_event})
+    return base, child
 
 
 # -- 2. every row of the table: fork --------------------------------------------------------
@@ -24,9 +35,7 @@ def test_fork_whole_context():
     b = parent.assistant("b")
     c = parent.user("c")
     parent.forget([b])
-    base = parent.replayer().snapshot()
-    child = Log(start=parent.next_id)
-    child.add("fork", {"parent": "p", "mark": None, "mark_event": None})
+    base, child = forked(parent)
     d = child.user("d")
     r = child.replayer(base)
     assert ids_of(r) == [a, c, d]
@@ -37,17 +46,23 @@ def test_fork_whole_context():
 def test_fork_from_a_mark_gets_only_the_messages_after_it():
     parent = Log()
     parent.user("before 1")
+    parent.mark("EARLY")
     parent.assistant("before 2")
     r_mark = parent.mark("R")
     brief1 = parent.user("brief 1")
+    m_in = parent.mark("IN")
     brief2 = parent.assistant("brief 2")
-    base = parent.replayer().snapshot(after_mark=r_mark)
-    child = Log(start=parent.next_id)
-    child.add("fork", {"parent": "p", "mark": "R", "mark_event": r_mark})
+    base, child = forked(parent, r_mark, "R")
     prompt = child.user("go")
     r = child.replayer(base)
     assert ids_of(r) == [brief1, brief2, prompt]
     assert [p["content"] for _i, _k, p in r.messages()] == ["brief 1", "brief 2", "go"]
+    # The marks inside what it inherits come along: R (where it starts) and IN, not EARLY.
+    assert [m.name for m in r.valid_marks()] == ["R", "IN"]
+    child.add("rewind", {"mark": "IN", "mark_event": m_in})
+    assert child.ids(base) == [brief1]
+    child.add("rewind", {"mark": "R", "mark_event": r_mark})
+    assert child.ids(base) == []
 
 
 def test_child_operations_apply_to_the_inherited_context():
@@ -173,26 +188,6 @@ def test_snapshot_carries_the_marks_inside_the_inheritance():
     child.clear()
     assert child.replayer(base).valid_marks() == []
     assert parent.replayer().find_mark("A") is not None
-
-
-def test_fork_from_a_mark_inherits_that_mark_and_later_ones_only():
-    parent = Log()
-    parent.user("before")
-    parent.mark("EARLY")
-    r_mark = parent.mark("R")
-    brief = parent.user("brief")
-    m_in = parent.mark("IN")
-    more = parent.assistant("more")
-    base = parent.replayer().snapshot(after_mark=r_mark)
-    child = Log(start=parent.next_id)
-    child.add("fork", {"parent": "p", "mark": "R", "mark_event": r_mark})
-    go = child.user("go")
-    assert [m.name for m in child.replayer(base).valid_marks()] == ["R", "IN"]
-    assert child.ids(base) == [brief, more, go]
-    child.add("rewind", {"mark": "IN", "mark_event": m_in})
-    assert child.ids(base) == [brief]
-    child.add("rewind", {"mark": "R", "mark_event": r_mark})
-    assert child.ids(base) == []
 
 
 async def test_child_inherits_the_parents_marks_through_the_session(session, db_path):
