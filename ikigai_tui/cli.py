@@ -7,7 +7,7 @@
     ikigai ... context [--agent A] [--json]
     ikigai ... agents [--json]
     ikigai ... log [--agent A] [--json]
-    ikigai ... export [--agent A] [--format md|json]
+    ikigai ... export [--agent A] [--format md|json] [--inherited] [--output FILE]
     ikigai ... check [--recover OUT]                           integrity, replay, salvage
     ikigai paths                                               where files are kept
     ikigai completion bash|zsh|fish                            a shell completion script
@@ -60,7 +60,10 @@ EXAMPLES = {
     "context": "examples:\n  ikigai context --agent research --json | jq .tokens\n",
     "agents": "examples:\n  ikigai agents\n  ikigai agents --json | jq '.[].name'\n",
     "log": "examples:\n  ikigai log --agent root | less\n",
-    "export": "examples:\n  ikigai export --agent root --format md -o root.md\n",
+    "export": """examples:
+  ikigai export --agent root --format md -o root.md
+  ikigai export --agent kid --inherited     a forked agent, with what it inherited
+""",
     "check": "examples:\n  ikigai --db broken.db check --recover saved.db\n",
     "paths": "examples:\n  ikigai paths\n  ikigai paths --json\n",
     "completion": """examples:
@@ -85,22 +88,31 @@ def _output_format(parser: argparse.ArgumentParser, default=argparse.SUPPRESS) -
                              "(one object per line as things happen)")
 
 
-def _global_options(parser: argparse.ArgumentParser, default) -> None:
+def _global_options(parser: argparse.ArgumentParser, default, *, store_only: bool = False) -> None:
+    """The options of every command; `store_only`: those of a command that only reads
+    the database (which database, the config that may name it)."""
     parser.add_argument("--db", metavar="PATH", default=default,
                         help="the SQLite database (default: IKIGAI_DB, the config file, or the user data folder)")
+    if store_only:
+        _config_option(parser, default)
+        return
     parser.add_argument("--model", metavar="M", default=default,
                         help="model for this run: offline, gpt-4o, anthropic/claude-sonnet-4-5, an alias ...")
     parser.add_argument("--matcher-model", metavar="M", default=default,
                         help="model for /forget and /remember CRITERIA (default: the agent's)")
     parser.add_argument("--api-base", metavar="URL", default=default,
                         help="send provider requests to this base URL")
-    parser.add_argument("--config", metavar="FILE", default=default,
-                        help="the TOML config file (default: IKIGAI_CONFIG or the user config folder)")
+    _config_option(parser, default)
     parser.add_argument("--debug", action="store_true", default=default,
                         help="write a diagnostic log (timings, sizes, retries, errors; no "
                              "message text, no keys) under the user log folder")
     parser.add_argument("--debug-content", action="store_true", default=default,
                         help="--debug, and the log holds message text too")
+
+
+def _config_option(parser: argparse.ArgumentParser, default) -> None:
+    parser.add_argument("--config", metavar="FILE", default=default,
+                        help="the TOML config file (default: IKIGAI_CONFIG or the user config folder)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     # The same options after the subcommand, without overriding ones given before it.
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
+    store = argparse.ArgumentParser(add_help=False)  # for a command that only reads the log
+    _global_options(store, argparse.SUPPRESS, store_only=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     ask = _sub(sub, "ask", "send one message, print the reply and exit", parents=[common])
@@ -146,9 +160,14 @@ def build_parser() -> argparse.ArgumentParser:
     log.add_argument("--agent", metavar="A")
     log.add_argument("--json", action="store_true")
 
-    export = _sub(sub, "export", "export an agent's conversation", parents=[common])
-    export.add_argument("--agent", metavar="A")
-    export.add_argument("--format", choices=["md", "json"], default="md")
+    export = _sub(sub, "export", "export an agent's conversation", parents=[store])
+    export.add_argument("--agent", metavar="A",
+                        help="the agent: a name or an id prefix (default: the root)")
+    export.add_argument("--format", choices=["md", "json"], default="md",
+                        help="md: Markdown, to read (the default); json: every event, as data")
+    export.add_argument("--inherited", action="store_true",
+                        help="a forked agent: include the messages it inherited from its "
+                             "parent (without it, only their number is given, at the top)")
     export.add_argument("--output", "-o", metavar="FILE",
                         help="write the exact text to FILE (stdout gets control characters "
                              "as visible placeholders)")

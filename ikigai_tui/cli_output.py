@@ -6,6 +6,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -191,36 +192,54 @@ def _event_line(event: Event, earlier: dict[int, Event]) -> str:
     return f"#{event.id} {event.kind}: {text}"
 
 
-async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
+async def _export(session: Session, agent: AgentRuntime, fmt: str, inherited: bool = False) -> str:
+    """The agent's conversation as Markdown or JSON. A forked agent's begins with what it
+    inherited from its parent: counted, or whole with `inherited`."""
     r = await session.replayer(agent.id)
     events = await session.store.events(agent.id)
     in_context = set(r.ctx)
     failed = {k for k, e in r.ctx.items() if e[1] == "user" and e[2].get("failed")}
     label = session.tree.label(agent.id)
+    parent = session.tree.label(agent.parent_id) if agent.parent_id else None
+    before = await session.bodies.inherited(r) if parent else []
     if fmt == "json":
         data = {
             "agent": agent.id, "name": agent.name, "parent": agent.parent_id,
-            "model": session.model_of(agent),
-            "events": [dict(_event_data(e), in_context=e.id in in_context) for e in events],
+            "model": session.model_of(agent), "inherited": len(before),
         }
+        if inherited:
+            data["inherited_messages"] = [{"id": key, "kind": kind, "payload": payload,
+                                           "in_context": key in in_context}
+                                          for key, kind, payload in before]
+        data["events"] = [dict(_event_data(e), in_context=e.id in in_context) for e in events]
         return dumps(data, indent=2) + "\n"
     lines = [f"# ikigai agent {label}", "", f"Model: {session.model_of(agent)}"]
-    if agent.parent_id:
-        lines.append(f"Forked from: {session.tree.label(agent.parent_id)}")
+    if parent:
+        count = f"{len(before):,} inherited message{'s' if len(before) != 1 else ''}"
+        lines.append(f"Forked from {parent}: {count}" + (
+            ", shown first." if inherited else " (not shown; `--inherited` includes them)."))
+
+    def message(key: int, kind: str, payload: dict, note: str = "") -> None:
+        if key not in in_context:
+            note += " (not in context)"
+        if payload.get("interrupted"):
+            note += " (interrupted)"
+        if key in failed:
+            note += " (its turn failed)"
+        text = payload.get("content", "") if kind == "summary" else message_text(kind, payload)
+        lines.extend(["", f"## {kind} #{key}{note}", "", text])
+
+    if inherited and before:
+        for key, kind, payload in before:
+            message(key, kind, payload, " (inherited)")
+        lines += ["", f"> The messages of {label} itself follow."]
     for e in events:
         if e.kind in ("user", "assistant", "tool_call", "tool_result"):
-            note = "" if e.id in in_context else " (not in context)"
-            if e.payload.get("interrupted"):
-                note += " (interrupted)"
-            if e.id in failed:
-                note += " (its turn failed)"
-            lines += ["", f"## {e.kind} #{e.id}{note}", "", message_text(e.kind, e.payload)]
+            message(e.id, e.kind, e.payload)
         elif e.kind == "error":
             lines += ["", f"> Error: {e.payload.get('message', '')}"]
         elif e.kind == "command":
-            said = e.payload.get("output") or []
-            output = (" " if all(line.endswith((".", "!", "?")) for line in said) else "; ").join(said)
-            lines += ["", f"> `{e.payload.get('text', '')}`" + (f" — {output}" if output else "")]
+            lines += ["", *_command_lines(e.payload.get("text", ""), e.payload.get("output") or [])]
         elif e.kind == "filter":
             lines += ["", f"> Context change: {filter_words(e.payload)}."]
         elif e.kind == "memory":
@@ -229,6 +248,29 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str) -> str:
             lines += ["", f"> {pruned_words(e.payload)}:", "",
                       *(f"> {line}" for line in str(e.payload.get("summary", "")).splitlines())]
     return "\n".join(lines) + "\n"
+
+
+def _command_lines(text: str, output: list[str]) -> list[str]:
+    """A command in the Markdown export: on one line with its output when that is one
+    line; else its output as it was shown, line for line, in a code block (a table, a
+    list, /help: joined, they would run together)."""
+    said = [line for chunk in output for line in str(chunk).split("\n")]
+    command = _code_span(text)
+    if len(said) <= 1:
+        return [f"> {command}" + (f" — {said[0]}" if said and said[0] else "")]
+    fence = "`" * max(3, _longest_backticks(said) + 1)
+    return [f"> {command}", "", fence + "text", *said, fence]
+
+
+def _code_span(text: str) -> str:
+    """`text` as Markdown inline code, whatever backticks it holds."""
+    ticks = "`" * (_longest_backticks([text]) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _longest_backticks(lines: list[str]) -> int:
+    return max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
 
 
 def write_export(path: str, text: str) -> None:
@@ -291,7 +333,7 @@ async def report(args: argparse.Namespace, config: Config) -> int:
                     seen[e.id] = e
             return 0
         if args.command == "export":
-            text = await _export(session, agent, args.format)
+            text = await _export(session, agent, args.format, args.inherited)
             if args.output:
                 write_export(args.output, text)
             else:

@@ -22,6 +22,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from ikigai_tui.core.folders import make_private_folders
+
 LOG_NAME = "ikigai.log"
 MAX_BYTES = 5 * 1024 * 1024
 log = logging.getLogger("ikigai")
@@ -74,7 +76,7 @@ class _PrivateFile(logging.Handler):
             import logging.handlers
 
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                make_private_folders(self.path.parent)
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
                 os.close(fd)
                 self.inner = logging.handlers.RotatingFileHandler(

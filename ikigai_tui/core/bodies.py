@@ -123,6 +123,22 @@ class Bodies:
         for start in range(0, len(keys), size):
             yield await self.entries(replayer, keys[start:start + size], cache=False)
 
+    async def inherited(self, replayer: Replayer) -> list[tuple[int, str, dict]]:
+        """What the agent inherited at fork (its parent's context then), whole, in order:
+        the scrollback's first part and what `export` counts. A tool call still running
+        in the parent at fork (its result came after) was never sent to the child: left
+        out."""
+        base = replayer.base
+        answered = set(base.result_of)
+        bodies = await self.get([k for k, e in base.entries if needs_body(e[1], e[2])], cache=False)
+        out: list[tuple[int, str, dict]] = []
+        for key, (_seq, kind, payload) in base.entries:
+            if kind == "tool_call" and key not in answered:
+                continue
+            body = bodies.get(key)  # an outline: its text is in the log
+            out.append((key, kind, {**body, **payload} if body is not None else payload))
+        return out
+
     async def messages(self, replayer: Replayer) -> list[tuple[int, str, dict]]:
         """`replayer.messages()` with every payload whole: the context in order, as the
         log has it (a whole context's text: for exports, tests, `context --json`)."""

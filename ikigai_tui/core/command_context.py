@@ -66,6 +66,8 @@ class CommandServices:
     search: Callable[..., Awaitable[list[Event]]] | None = None  # full text (EventLog.search)
     # The other process running a turn of an agent now, if any (LeaseKeeper.elsewhere).
     elsewhere: Callable[[str], Awaitable[Any]] | None = None
+    # A model -> a warning line when its messages will fail (no key set), else None.
+    key_warning: Callable[[str], str | None] | None = None
 
 
 @dataclass

@@ -14,14 +14,21 @@ async def model(c: CommandContext) -> CommandResult:
     c.args.done()
     current = c.replayer.model or c.agent.model
     if name is None:
-        return CommandResult([f"Model: {current}"])
+        return _with_key_warning(c, f"Model: {current}", current)
     given, name = name, c.services.check_model(name)  # an alias or a bare name: its full name
     said = name if given == name else f"{name} ({given})"
     if name == current:
-        return CommandResult([f"Model is already {said}."])
+        return _with_key_warning(c, f"Model is already {said}.", name)
     c.add("model", {"model": name})
     c.batch.agent_updates.append((c.agent.id, "model", name))
-    return CommandResult([f"Model set to {said}."])
+    return _with_key_warning(c, f"Model set to {said}.", name)
+
+
+def _with_key_warning(c: CommandContext, line: str, model: str) -> CommandResult:
+    """The line, then a warning when messages to `model` will fail for want of its key:
+    said when the model is chosen, not at the first message."""
+    warning = c.services.key_warning(model) if c.services.key_warning is not None else None
+    return CommandResult([line, warning] if warning else [line])
 
 
 async def system(c: CommandContext) -> CommandResult:

@@ -217,6 +217,11 @@ class Session:
             raise CommandError(str(exc)) from exc
         return full if isinstance(full, str) else model
 
+    def key_warning(self, model: str) -> str | None:
+        """A line warning that messages to `model` will fail (its key is not set)."""
+        warn = getattr(self.providers, "key_warning", None)
+        return warn(model) if warn is not None else None
+
     # -- input -----------------------------------------------------------------
 
     async def command(self, agent_id: str, text: str, source: str = "human",
@@ -248,7 +253,8 @@ class Session:
                                self.cancel_turns, self.notify, self.matcher, self.usages.totals,
                                self.store.page, memory=self._memory,
                                compactor=self.compactor, bodies=self.bodies,
-                               search=self.store.search, elsewhere=self.leases.elsewhere)
+                               search=self.store.search, elsewhere=self.leases.elsewhere,
+                               key_warning=self.key_warning)
 
     def _memory(self):
         from ikigai_tui.core.memory.service import memory_of

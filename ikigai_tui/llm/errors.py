@@ -35,11 +35,20 @@ def missing_key(model: str, env: Mapping[str, str] | None = None) -> str | None:
     return variables[0]
 
 
+def _any_value(api_base: str | None) -> str:
+    return " (any value, if the server at the api_base does not check it)" if api_base else ""
+
+
 def no_key_message(model: str, variable: str, api_base: str | None = None) -> str:
     """One line: what is missing and how to fix it."""
-    extra = " (any value, if the server at the api_base does not check it)" if api_base else ""
-    return (f"{variable} is not set: set it{extra} to use {model}, "
+    return (f"{variable} is not set: set it{_any_value(api_base)} to use {model}, "
             "or switch with /model (offline works with no key)")
+
+
+def no_key_warning(model: str, variable: str, api_base: str | None = None) -> str:
+    """One line, said when `model` is chosen without its key: what will fail, and why."""
+    return (f"Warning: {variable} is not set: messages to {model} will fail until it is"
+            f"{_any_value(api_base)}.")
 # Anything shaped like a credential is cut out of messages before they are shown or stored.
 _SECRET = re.compile(r"(sk-[A-Za-z0-9_\-*]{8,}|AIza[0-9A-Za-z_\-]{20,}|Bearer\s+\S+|x-api-key\S*)")
 

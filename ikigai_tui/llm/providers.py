@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from ikigai_tui.core.gateway import DEFAULT_CONCURRENCY, RetryPolicy
 from ikigai_tui.core.provider import Limits, Provider, ProviderError
-from ikigai_tui.llm.errors import missing_key, no_key_message
+from ikigai_tui.llm.errors import missing_key, no_key_message, no_key_warning
 from ikigai_tui.core.usage import Prices
 from ikigai_tui.llm.models import model_limits, model_prices
 from ikigai_tui.llm.names import UnknownModel
@@ -88,13 +88,23 @@ class Providers:
     def ready(self, model: str) -> str | None:
         """Why a request to `model` would fail at once (no key for its provider), or None.
         Asked before a message is committed: the message then stays with the user."""
+        missing = self._no_key(model)
+        return None if missing is None else no_key_message(*missing)
+
+    def key_warning(self, model: str) -> str | None:
+        """A warning line for `model` chosen without its key (/model), or None."""
+        missing = self._no_key(model)
+        return None if missing is None else no_key_warning(*missing)
+
+    def _no_key(self, model: str) -> tuple[str, str, str | None] | None:
+        """(full name, the key's variable, api_base) when `model` needs a key none gives."""
         model = self._full(model)
         if model == OFFLINE:
             return None
         variable = missing_key(model)
         if variable is None:
             return None
-        return no_key_message(model, variable, self.model_api_bases.get(model, self.api_base))
+        return model, variable, self.model_api_bases.get(model, self.api_base)
 
     def limits(self, model: str) -> Limits:
         model = self._full(model)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.bodies import needs_body
 from ikigai_tui.core.events import Event
 from ikigai_tui.tui.transcript import (
     SHOWN_KINDS, Item, item_from_event, items_from_events, removal_label,
@@ -44,17 +43,7 @@ class AgentPages:
             items: list[Item] = []
             if self.parent_id is not None:
                 replayer = await self.session.replayer(self.agent_id)
-                base = replayer.base
-                # A tool call still running in the parent at fork (its result came after)
-                # was never sent to the child: not shown as inherited either.
-                answered = set(base.result_of) if base.result_of else set()
-                bodies = await self.session.bodies.get(
-                    [k for k, e in base.entries if needs_body(e[1], e[2])], cache=False)
-                for key, (_seq, kind, payload) in base.entries:
-                    if key in bodies:  # an outline: its text is in the log
-                        payload = {**bodies[key], **payload}
-                    if kind == "tool_call" and key not in answered:
-                        continue
+                for key, kind, payload in await self.session.bodies.inherited(replayer):
                     if kind == "summary":
                         items.append(Item(key, "note", f"Summary: {payload.get('content', '')}"))
                     else:

@@ -19,7 +19,6 @@ from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactingNotice
-from ikigai_tui.core.context import MessageTooLong
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.notices import MatchingNotice, Notice
 from ikigai_tui.core.proposals import REFUSE, FilterProposal, Verdict
@@ -79,8 +78,9 @@ def _failed(app: IkigaiApp, command: str, exc: CommandError) -> None:
 
 
 async def send(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
-    """A message to the agent, or queued for it while its reply runs. Refused as too
-    long, it goes back to the input to be shortened (otherwise Up recalls it)."""
+    """A message to the agent, or queued for it while its reply runs. Refused before it
+    is written (too long, no key for the model, a dead or busy agent, a full context), it
+    goes back to the input, to fix what was said and send again."""
     await app.show_end()
     agent = session.tree[agent_id]
     if agent.task is not None and not agent.task.done():
@@ -93,9 +93,8 @@ async def send(app: IkigaiApp, session: Session, agent_id: str, text: str) -> No
         app.show_queued()
     try:
         await session.say(agent_id, text)
-    except CommandError as exc:
-        if isinstance(exc, MessageTooLong):
-            app.prompt_input.put_back(text)
+    except CommandError as exc:  # nothing was written: the text is the user's still
+        app.prompt_input.put_back(text)
         app.note("error", f"Error: {exc}")
 
 

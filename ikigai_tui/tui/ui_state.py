@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ikigai_tui.core.folders import make_private_folders
+
 __all__ = ["STATE_NAME", "state_path", "read_state", "write_state", "chosen_theme",
            "start_theme", "ThemeKeeper", "PlaceKeeper"]
 
@@ -74,7 +76,7 @@ def write_state(path: Path, **values: Any) -> None:
              "# of your own go in config.toml, beside this file.", ""]
     lines += [f"{key} = {_toml_value(value)}" for key, value in sorted(state.items())
               if isinstance(value, (str, int, float, bool, list))] + _toml_tables(state)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folders(path.parent)  # ~/.config/ikigai: 0700, not the umask's 0755
     fd, temp = tempfile.mkstemp(prefix=".state-", suffix=".toml", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:

@@ -1,20 +1,27 @@
-"""Issue 10, item 11: file modes. The program never changes the mode of a file it did not
-create, refused ones included; what it creates is private whatever the umask: database
-files (and SQLite's -wal and -shm) 0600, every folder it makes 0700, all the missing
-parents too. Run as the real command line under umask 000.
+"""Issue 10, item 11 and issue 23, item 13: file modes. The program never changes the
+mode of a file it did not create, refused ones included; what it creates is private whatever the umask: database
+files (and SQLite's -wal and -shm) 0600, every folder it makes 0700 (the database's, the
+logs', the memories', the config's: tests/tui/test_themes_keymap.py), all the missing
+parents too, and a folder that was there keeps its mode. Run as the real command line
+under umask 000.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from ikigai_tui.core.folders import make_private_folders
+from ikigai_tui.core.memory.commands import plan
+from ikigai_tui.core.memory.sandbox import Sandbox
 from ikigai_tui.core.schema import SCHEMA_VERSION
 from tests.conftest import run_ikigai
 
@@ -102,3 +109,46 @@ def test_an_existing_0644_database_stays_0644_after_a_write(tmp_path):
     done = run_ikigai("--db", str(db), "run", input="two\n")
     assert done.returncode == 0, done.stderr
     assert _mode(db) == 0o644
+
+
+@contextlib.contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    """This process's umask is `mask` inside."""
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_under_umask_000_the_log_folders_are_0700_parents_included(tmp_path):
+    home = Path(os.environ["HOME"])  # a fresh folder of this test's (tests/conftest.py)
+    proc = _ikigai_umask0("--db", str(tmp_path / "x.db"), "--debug", "run")
+    _, err = proc.communicate("hello\n", timeout=60)
+    assert proc.returncode == 0, err
+    made = [home / ".local", home / ".local" / "state", home / ".local" / "state" / "ikigai",
+            home / ".local" / "state" / "ikigai" / "log"]
+    assert any(made[-1].iterdir())
+    assert {str(p): _mode(p) for p in made} == {str(p): 0o700 for p in made}
+
+
+@pytest.mark.parametrize("mask", [0o000, 0o277], ids=["umask-000", "umask-277"])
+def test_the_memory_folders_are_0700_whatever_the_umask(tmp_path, mask):
+    box = Sandbox(tmp_path / "x" / "y" / "memories")
+    with _umask(mask):
+        plan(box, {"command": "create", "path": "/memories/a/b/note.md",
+                   "file_text": "kept"}).make(box)
+    assert (tmp_path / "x/y/memories/a/b/note.md").read_text() == "kept"
+    made = [tmp_path / "x", tmp_path / "x/y", tmp_path / "x/y/memories",
+            tmp_path / "x/y/memories/a", tmp_path / "x/y/memories/a/b"]
+    assert {str(p): _mode(p) for p in made} == {str(p): 0o700 for p in made}
+
+
+def test_a_folder_that_exists_keeps_its_mode(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    os.chmod(mine, 0o755)
+    with _umask(0):
+        make_private_folders(mine / "new" / "deeper")
+    assert _mode(mine) == 0o755
+    assert _mode(mine / "new") == _mode(mine / "new" / "deeper") == 0o700

@@ -79,6 +79,29 @@ def test_aliases_in_the_config(tmp_path):
         load(config_path=str(config), env={})
 
 
+def _no_key(variable: str, model: str, extra: str = "") -> str:
+    return f"Warning: {variable} is not set: messages to {model} will fail until it is{extra}."
+
+
+def test_a_missing_key_is_said_when_the_model_is_chosen(ikigai, tmp_path):
+    """Issue 23, item 10: at /model time, not at the first message; the model is set."""
+    base = ("--db", str(tmp_path / "k.db"))
+    done = ikigai(*base, "run", input="/model gpt-4o\n/model claude-sonnet-4-5\n/model offline\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Model set to openai/gpt-4o (gpt-4o).", _no_key("OPENAI_API_KEY", "openai/gpt-4o"),
+        "Model set to anthropic/claude-sonnet-4-5 (claude-sonnet-4-5).",
+        _no_key("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+        "Model set to offline."]
+    # Once the key is set, nothing to warn about; with an api_base, any value may do.
+    keyed = ikigai(*base, "run", input="/model gpt-4o\n", env={"OPENAI_API_KEY": "k-123456"})
+    assert keyed.stdout.splitlines() == ["Model set to openai/gpt-4o (gpt-4o)."]
+    served = ikigai(*base, "--api-base", "http://127.0.0.1:9/v1", "run", input="/model\n")
+    assert served.stdout.splitlines() == ["Model: openai/gpt-4o", _no_key(
+        "OPENAI_API_KEY", "openai/gpt-4o",
+        " (any value, if the server at the api_base does not check it)")]
+
+
 def test_aliases_and_bare_names_in_model_fork_and_flags(ikigai, tmp_path):
     config = tmp_path / "config.toml"
     config.write_text('[aliases]\nfast = "openai/gpt-4o-mini"\nsmart = "claude-sonnet-4-5"\n')
@@ -87,8 +110,9 @@ def test_aliases_and_bare_names_in_model_fork_and_flags(ikigai, tmp_path):
     script = "/model fast\n/model gpt-4o\n/fork --model smart --name kid\n/model offline\n"
     done = ikigai(*base, "run", input=script)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[:2] == ["Model set to openai/gpt-4o-mini (fast).",
-                                             "Model set to openai/gpt-4o (gpt-4o)."]
+    assert done.stdout.splitlines()[:4] == [
+        "Model set to openai/gpt-4o-mini (fast).", _no_key("OPENAI_API_KEY", "openai/gpt-4o-mini"),
+        "Model set to openai/gpt-4o (gpt-4o).", _no_key("OPENAI_API_KEY", "openai/gpt-4o")]
     agents = {a["name"]: a for a in json.loads(ikigai(*base, "agents", "--json").stdout)}
     assert agents["kid"]["model"] == "anthropic/claude-sonnet-4-5"  # stored by its full name
     log = json.loads(ikigai(*base, "log", "--json").stdout)
@@ -96,7 +120,8 @@ def test_aliases_and_bare_names_in_model_fork_and_flags(ikigai, tmp_path):
         "openai/gpt-4o-mini", "openai/gpt-4o", "offline"]
     # --model with an alias: the same model is not switched to again
     again = ikigai(*base, "--model", "fast", "run", input="/model\n")
-    assert again.stdout.splitlines() == ["Model: openai/gpt-4o-mini"]
+    assert again.stdout.splitlines() == ["Model: openai/gpt-4o-mini",
+                                         _no_key("OPENAI_API_KEY", "openai/gpt-4o-mini")]
     again = ikigai(*base, "--model", "fast", "run", input="/model\n")
     log = json.loads(ikigai(*base, "log", "--json").stdout)
     assert [e["payload"]["model"] for e in log if e["kind"] == "model"][-1:] == ["openai/gpt-4o-mini"]

@@ -90,7 +90,9 @@ def test_run_after_switching_to_a_model_without_its_key(ikigai, tmp_path):
     db = tmp_path / "k.db"
     done = ikigai("--db", str(db), "run", input="/model openai/gpt-4o\nhello\n", timeout=30)
     assert done.returncode == 1
-    assert done.stdout.splitlines() == ["Model set to openai/gpt-4o."]
+    assert done.stdout.splitlines() == [  # said at /model time too (issue 23, item 10)
+        "Model set to openai/gpt-4o.",
+        "Warning: OPENAI_API_KEY is not set: messages to openai/gpt-4o will fail until it is."]
     assert done.stderr.splitlines() == [
         "Error: OPENAI_API_KEY is not set: set it to use openai/gpt-4o, or switch with "
         "/model (offline works with no key)"]

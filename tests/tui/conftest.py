@@ -86,9 +86,10 @@ def counted_session(new_id: Callable[[], str]) -> type[Session]:
 
 
 def make_config(db: Path, tmp_path: Path, *, budget: int = DEFAULT_BUDGET,
-                delay: float = 0.0) -> Config:
+                delay: float = 0.0, config_path: Path | None = None) -> Config:
     env = {"IKIGAI_SLIDING_CONTEXT_TOKENS": str(budget), "IKIGAI_OFFLINE_DELAY": str(delay)}
-    return config_module.load(db=str(db), config_path=str(tmp_path / "no-config.toml"), env=env)
+    config_path = config_path or tmp_path / "no-config.toml"
+    return config_module.load(db=str(db), config_path=str(config_path), env=env)
 
 
 @contextlib.asynccontextmanager
@@ -132,6 +133,7 @@ class Workbench:
         self.db = tmp_path / "ikigai.db"
         self.new_id = id_counter()
         self.budget = DEFAULT_BUDGET
+        self.config_path: Path | None = None  # the config file: default tmp/no-config.toml
 
     def prep(self, budget: int | None = None):
         if budget is not None:
@@ -151,7 +153,8 @@ class Workbench:
     def app(self, *, budget: int | None = None, delay: float = 0.0) -> IkigaiApp:
         if budget is not None:
             self.budget = budget
-        config = make_config(self.db, self.tmp_path, budget=self.budget, delay=delay)
+        config = make_config(self.db, self.tmp_path, budget=self.budget, delay=delay,
+                             config_path=self.config_path)
         return create_app(config, db_label=DB_LABEL,
                           session_factory=lambda config: open_session(config, new_id=self.new_id))
 

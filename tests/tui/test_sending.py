@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from .conftest import SIZE, conversation, events_of, idle, root_id, settle, type_text
+from .conftest import (
+    SIZE, agent_named, all_lines, conversation, events_of, idle, root_id, settle, type_text,
+)
 
 
 async def _wait_for(pilot, condition, *, timeout: float = 10.0, what: str = "condition") -> None:
@@ -186,3 +188,42 @@ async def test_a_double_slash_sends_a_message_that_begins_with_a_slash(bench):
 
 def _lines(app) -> list[str]:
     return [strip.text for strip in app.panes.active.scrollback._lines]
+
+
+# ---- refused before it is written: the text stays (issue 23, item 10) ------------------------
+
+
+async def test_a_message_refused_for_want_of_a_key_stays_in_the_input(bench):
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root = app.focused_agent
+        await _enter(pilot, "/model gpt-4o")  # no key in the tests' environment
+        await idle(pilot)
+        lines = all_lines(app.panes.active.scrollback)
+        assert any("OPENAI_API_KEY is not set: messages to openai/gpt-4o will fail" in line
+                   for line in lines), lines  # said now, before any message
+        await _enter(pilot, "a question to fix\nover two lines")
+        await idle(pilot)
+        assert await _users(app, root) == []  # nothing written
+        assert app.prompt_input.text == "a question to fix\nover two lines"
+        errors = [line for line in all_lines(app.panes.active.scrollback)
+                  if line.lstrip().startswith("Error: OPENAI_API_KEY is not set")]
+        assert len(errors) == 1
+
+
+async def test_a_message_to_a_dead_agent_stays_in_the_input(bench):
+    async with bench.prep() as session:
+        await session.command(root_id(session), "/fork --name kid")
+        await session.command(root_id(session), "/kill kid")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        kid = agent_named(app.session, "kid")
+        await app.focus_agent(kid)
+        await idle(pilot)
+        await _enter(pilot, "are you there?")
+        await idle(pilot)
+        assert await _users(app, kid) == []
+        assert app.prompt_input.text == "are you there?"
+        assert any("is dead" in line for line in all_lines(app.panes.active.scrollback))

@@ -5,6 +5,7 @@ or a binding that does not exist or a key taken twice."""
 
 from __future__ import annotations
 
+import os
 import tomllib
 
 import pytest
@@ -63,6 +64,25 @@ async def test_a_theme_picked_in_the_palette_is_kept_for_the_next_start(bench):
     async with again.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert again.theme == "dracula"
+
+
+async def test_the_config_folder_made_to_keep_a_pick_is_0700_under_umask_000(bench):
+    """The palette's pick is the only write to the config's folder (~/.config/ikigai),
+    which may not exist yet: made 0700, its missing parents too, not 0777 or 0755."""
+    config = bench.tmp_path / "home" / ".config" / "ikigai" / "config.toml"
+    bench.config_path = config
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        old = os.umask(0)
+        try:
+            app.theme = "dracula"  # what the palette's "Change theme" does
+            await idle(pilot)
+        finally:
+            os.umask(old)
+    assert tomllib.loads((config.parent / "state.toml").read_text())["theme"] == "dracula"
+    made = [config.parent.parent.parent, config.parent.parent, config.parent]
+    assert {str(p): p.stat().st_mode & 0o777 for p in made} == {str(p): 0o700 for p in made}
 
 
 async def test_editing_the_configs_theme_after_a_pick_wins(bench):

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ikigai_tui.core.folders import make_private_folder, make_private_folders
+
 PREFIX = "/memories"
 MAX_NAME = 255  # bytes of one name
 MAX_DEPTH = 16  # folders below /memories
@@ -117,7 +119,7 @@ class Sandbox:
         """A descriptor of the folder `parts` (None if it does not exist and not create),
         reached component by component without following any symlink."""
         if create:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_folders(self.root)
         try:
             fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
@@ -135,7 +137,7 @@ class Sandbox:
                         os.close(fd)
                         fd = -1
                         break
-                    os.mkdir(part, 0o700, dir_fd=fd)
+                    make_private_folder(part, dir_fd=fd)
                     nxt = _open_dir(part, fd)
                 os.close(fd)
                 fd = nxt

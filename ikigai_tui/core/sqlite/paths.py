@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 from urllib.parse import quote
 
+from ikigai_tui.core.folders import make_private_folders
 from ikigai_tui.core.sqlite.errors import READERS_STILL_WORK, StoreError
 
 
@@ -31,21 +32,12 @@ def file_state(path: Path) -> os.stat_result | None:
 
 def make_folders(folder: Path) -> None:
     """Create the folder and each missing parent 0700; folders that exist are left alone."""
-    missing: list[Path] = []
-    current = folder
-    while file_state(current) is None and current != current.parent:
-        missing.append(current)
-        current = current.parent
-    for item in reversed(missing):
-        try:
-            os.mkdir(item, 0o700)
-        except FileExistsError:
-            continue  # made meanwhile by someone else: not ours to change
-        except OSError as exc:
-            raise StoreError(f"cannot create the folder {item}: {exc.strerror}") from exc
-        # mkdir's mode passes through the umask, which can only take bits away (a umask
-        # of 0200 would even make it unwritable): set exactly 0700 on what we made.
-        os.chmod(item, 0o700)
+    try:
+        make_private_folders(folder)
+    except NotADirectoryError:
+        raise StoreError(f"cannot open {folder}: a part of the path is not a folder") from None
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder {exc.filename or folder}: {exc.strerror}") from exc
 
 
 def make_file(path: Path) -> None:
