@@ -85,8 +85,7 @@ REGISTRY = Registry([
     CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",
                 "Create a child agent with this context (or only what follows MARK).",
                 _lazy("commands_agents", "fork"), llm=True,
-                details="With PROMPT the child starts working at once. The child keeps the "
-                        "marks inside what it inherits (from MARK on, with MARK)."),
+                details="With PROMPT the child starts working at once."),
     CommandSpec("send", "/send AGENT MESSAGE", "Put a message in another agent's inbox.",
                 _lazy("commands_agents", "send"), llm=True,
                 details="The LLM may send only to its own descendants and its ancestors."),

@@ -35,7 +35,7 @@ class Replayer(ReplayQueries):
         self.history = Rows()  # this agent's own events, for /undo
         self.undone: set[int] = set()
         self.ops: list[int] = []  # undoable events in log order
-        self.mark_names_seen: set[str] = {m.name for m in base.marks if m.name is not None}
+        self.mark_names_seen: set[str] = set()
         self.dead = False
         self._reset()
 
@@ -47,7 +47,7 @@ class Replayer(ReplayQueries):
         self.ctx: Context = base.entries.context()
         self.summaries: set[int] = set(base.entries.keys_of_kind("summary"))
         self.result_of: dict[int, int] = dict(base.result_of)
-        self.marks: dict[object, Mark] = {_mark_key(m.name, m.event_id): m for m in base.marks}
+        self.marks: dict[object, Mark] = {}
         self.system = base.system
         self.pins: list[str] = list(base.pins)
         self.model = base.model
@@ -165,7 +165,7 @@ class Replayer(ReplayQueries):
 
     def _on_mark(self, row: EventRow) -> None:
         name = row[2].get("name")
-        key = _mark_key(name, row[0])
+        key: object = name if name is not None else ("#", row[0])
         if name is not None:
             self.mark_names_seen.add(name)
         self.marks.pop(key, None)  # re-using a name moves the mark
@@ -325,11 +325,6 @@ class Replayer(ReplayQueries):
                 self.model = payload["model"]
             if payload.get("budget") is not None:
                 self.budget = payload["budget"]
-
-
-def _mark_key(name: str | None, event_id: int) -> object:
-    """A mark's key in `Replayer.marks`: its name, or its event for an unnamed one."""
-    return name if name is not None else ("#", event_id)
 
 
 _HANDLERS = {

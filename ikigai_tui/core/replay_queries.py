@@ -75,9 +75,6 @@ class Snapshot:
     model: str | None = None
     budget: int | None = None
     result_of: dict[int, int] = field(default_factory=dict)
-    # The parent's valid marks that fall inside what is inherited, in order (SPEC §4):
-    # all of them for a whole fork; from a mark on, that mark and those set after it.
-    marks: tuple[Mark, ...] = ()
 
 
 EMPTY = Snapshot()
@@ -205,12 +202,8 @@ class ReplayQueries:
                     del entries[key]
                     present.discard(key)
         result_of = {c: r for c, r in self.result_of.items() if c in present and r in present}
-        # A mark before `after_mark` stands for a place the child never had; `after_mark`
-        # itself is where the child's context starts, so rewinding to it empties that.
-        marks = tuple(m for m in self.marks.values()
-                      if after_mark is None or m.event_id >= after_mark)
         return Snapshot(Entries(entries), self.system, tuple(self.pins), self.model, self.budget,
-                        result_of, marks)
+                        result_of)
 
 
 def removal_label(kind: str, payload: dict) -> str:

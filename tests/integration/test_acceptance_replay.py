@@ -136,7 +136,7 @@ def test_fork_independence_both_ways_and_fork_mark(tmp_path):
     whole, tail = cli.contents("whole"), cli.contents("tail")
     assert whole == cli.contents() and whole[0] == "p1"
     assert tail == whole[2:] and tail[0] == "brief"        # only what came after R
-    assert cli.marks("whole") == ["R"] and cli.marks("tail") == ["R"]  # R is inside both
+    assert cli.marks("whole") == [] and cli.marks("tail") == []   # no marks inherited
     cli.ok("/clear", "parent goes on")
     assert cli.contents("whole") == whole
     cli.ok(f"/forget --ids {cli.context('whole')['messages'][0]['id']}", agent="whole")
@@ -144,17 +144,6 @@ def test_fork_independence_both_ways_and_fork_mark(tmp_path):
     assert cli.contents()[0] == "parent goes on"
     assert cli.contents("tail") == tail
     assert cli.contents("whole")[1:3] == whole[2:4]
-
-
-def test_a_fork_inherits_the_marks_inside_what_it_inherits(tmp_path):
-    cli = Cli(tmp_path / "m.db")
-    cli.ok("first", "/mark start", "second", "third", "/fork --name kid look into this",
-           "/mark after")
-    assert cli.marks("kid") == ["start"]                  # not 'after': set after the fork
-    assert cli.ok("/rewind start", agent="kid") == ["Rewound to 'start'."]
-    assert cli.contents("kid")[0] == "first" and len(cli.contents("kid")) == 2
-    assert len(cli.contents()) == 6 and cli.marks() == ["start", "after"]
-    assert_one_error(cli.run("/rewind after", agent="kid"), "'after'")
 
 
 def test_killed_agents_stay_readable(tmp_path):

@@ -1,6 +1,5 @@
 """Agents (SPEC §6), fork: a child gets the whole context or only what follows a mark
-(named or unnamed), inherits the system prompt, pins, budget and the marks inside what it
-inherits (none set later), and then
+(named or unnamed), inherits the system prompt, pins and budget but no marks, and then
 lives apart from its parent; the delegation pattern; --model, --name and `--`; a child
 with a prompt starts at once and streams alongside its parent, one without stays idle
 unless its context ends with a user message; and the LLM forking through the slash tool.
@@ -30,7 +29,7 @@ async def test_fork_whole_context(session):
     assert agent.status == "idle"
     assert await msgs(session, child) == await msgs(session, root)
     assert len(await msgs(session, child)) == 4
-    # A mark the parent sets after the fork is not the child's.
+    # A child inherits no marks.
     await session.command(root, "/mark P")
     assert (await session.replayer(child)).valid_marks() == []
 

@@ -1,7 +1,7 @@
 """Context semantics (SPEC §4), forks: a child starts from its parent's whole context or
 from the messages after a mark, its operations act on that inherited context, parent and
 child never affect each other (also after a restart on the same database), and a child
-inherits the parent's marks that fall inside what it inherits (none set after the fork).
+inherits none of its parent's marks.
 """
 
 from __future__ import annotations
@@ -9,20 +9,9 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.replay import Snapshot
 from tests.unit.replay_helpers import (
     Log, context_ids, context_messages, ids_of, incremental, reopened_messages, say,
 )
-
-
-def forked(parent: Log, mark_event: int | None = None, mark: str | None = None
-           ) -> tuple[Snapshot, Log]:
-    """What a child forked now from `parent` inherits (whole, or after `mark_event`),
-    and the child's log, begun with its fork event."""
-    base = parent.replayer().snapshot(after_mark=mark_event)
-    child = Log(start=parent.next_id)
-    child.add("fork", {"parent": "p", "mark": mark, "mark_event": mark_event})
-    return base, child
 
 
 # -- 2. every row of the table: fork --------------------------------------------------------
@@ -35,7 +24,9 @@ def test_fork_whole_context():
     b = parent.assistant("b")
     c = parent.user("c")
     parent.forget([b])
-    base, child = forked(parent)
+    base = parent.replayer().snapshot()
+    child = Log(start=parent.next_id)
+    child.add("fork", {"parent": "p", "mark": None, "mark_event": None})
     d = child.user("d")
     r = child.replayer(base)
     assert ids_of(r) == [a, c, d]
@@ -46,23 +37,17 @@ def test_fork_whole_context():
 def test_fork_from_a_mark_gets_only_the_messages_after_it():
     parent = Log()
     parent.user("before 1")
-    parent.mark("EARLY")
     parent.assistant("before 2")
     r_mark = parent.mark("R")
     brief1 = parent.user("brief 1")
-    m_in = parent.mark("IN")
     brief2 = parent.assistant("brief 2")
-    base, child = forked(parent, r_mark, "R")
+    base = parent.replayer().snapshot(after_mark=r_mark)
+    child = Log(start=parent.next_id)
+    child.add("fork", {"parent": "p", "mark": "R", "mark_event": r_mark})
     prompt = child.user("go")
     r = child.replayer(base)
     assert ids_of(r) == [brief1, brief2, prompt]
     assert [p["content"] for _i, _k, p in r.messages()] == ["brief 1", "brief 2", "go"]
-    # The marks inside what it inherits come along: R (where it starts) and IN, not EARLY.
-    assert [m.name for m in r.valid_marks()] == ["R", "IN"]
-    child.add("rewind", {"mark": "IN", "mark_event": m_in})
-    assert child.ids(base) == [brief1]
-    child.add("rewind", {"mark": "R", "mark_event": r_mark})
-    assert child.ids(base) == []
 
 
 def test_child_operations_apply_to_the_inherited_context():
@@ -154,62 +139,46 @@ async def test_fork_from_a_mark_through_the_session_and_after_restart(session, d
     assert [i for i, _k, _p in reopened[child]] == brief
 
 
-# -- 7. a child inherits the marks inside what it inherits ------------------------------------
+# -- 7. a child inherits no marks -------------------------------------------------------------
 
 
-def test_snapshot_carries_the_marks_inside_the_inheritance():
+def test_snapshot_carries_no_marks():
     parent = Log()
-    a = parent.user("a")
-    m_a = parent.mark("A")
-    b = parent.user("b")
-    m_unnamed = parent.mark(None)
-    c = parent.user("c")
+    parent.user("a")
+    parent.mark("A")
+    parent.mark(None)
     base = parent.replayer().snapshot()
-    parent.mark("LATE")  # after the fork: not the child's
     child = Log(start=parent.next_id)
     child.add("fork", {"parent": "p", "mark": None, "mark_event": None})
-    d = child.user("d")
     r = child.replayer(base)
-    assert [(m.name, m.event_id) for m in r.valid_marks()] == [("A", m_a), (None, m_unnamed)]
-    assert r.latest_mark().event_id == m_unnamed
-    assert r.find_mark("LATE") is None
-    assert r.mark_position(r.find_mark("A")) == 1
-    # Rewinding to an inherited mark drops what came after it, inherited or the child's.
-    child.add("rewind", {"mark": "A", "mark_event": m_a})
-    assert child.ids(base) == [a]
-    assert [m.name for m in child.replayer(base).valid_marks()] == ["A"]
-    assert ids_of(incremental(child.rows, base)) == [a]
-    # /undo brings back the inherited marks the rewind invalidated.
-    child.undo(child.rows[-1][0])
-    r = child.replayer(base)
-    assert ids_of(r) == [a, b, c, d]
-    assert [m.event_id for m in r.valid_marks()] == [m_a, m_unnamed]
-    # A /clear in the child invalidates them, as it does its own.
-    child.clear()
-    assert child.replayer(base).valid_marks() == []
-    assert parent.replayer().find_mark("A") is not None
+    assert r.valid_marks() == []
+    assert r.find_mark("A") is None
+    assert r.latest_mark() is None
 
 
-async def test_child_inherits_the_parents_marks_through_the_session(session, db_path):
+async def test_child_inherits_no_marks_through_the_session(session):
     root = session.tree.root.id
-    one = await say(session, root, "one")
-    await session.command(root, "/mark start")
+    await say(session, root, "one")
+    await session.command(root, "/mark A")
     await say(session, root, "two")
-    await say(session, root, "three")
-    child = (await session.command(root, "/fork --name kid")).data
-    await session.command(root, "/mark later")  # after the fork: the parent's alone
+    await session.command(root, "/mark")
+    child = (await session.command(root, "/fork")).data
     r = await session.replayer(child)
-    assert [m.label for m in r.valid_marks()] == ["start"]
-    assert (await session.command(child, "/rewind start")).lines == ["Rewound to 'start'."]
-    assert await context_ids(session, child) == one
+    assert r.valid_marks() == []
+    assert (await session.command(child, "/marks")).lines == ["No marks."]
+    count = await session.store.count_events()
     with pytest.raises(CommandError) as err:
-        await session.command(child, "/rewind later")
-    assert "'later'" in str(err.value) and "Valid marks: start." in str(err.value)
-    # The parent's context and marks are untouched; the child's own marks stay its own.
-    assert len(await context_ids(session, root)) == 6
+        await session.command(child, "/clear A")
+    assert "'A'" in str(err.value) and "There are no valid marks." in str(err.value)
+    with pytest.raises(CommandError):
+        await session.command(child, "/rewind")
+    parent_unnamed = (await session.replayer(root)).latest_mark()
+    assert parent_unnamed.name is None
+    with pytest.raises(CommandError) as err:
+        await session.command(child, f"/clear {parent_unnamed.label}")
+    assert parent_unnamed.label in str(err.value)
+    assert await session.store.count_events() == count
+    # The parent's marks are untouched, and the child's own marks stay its own.
     await session.command(child, "/mark C")
-    assert [m.label for m in (await session.replayer(root)).valid_marks()] == ["start", "later"]
-    live = {a: (await session.replayer(a)).valid_marks() for a in (root, child)}
-    reopened, marks = await reopened_messages(db_path, [root, child])
-    assert marks == live
-    assert [i for i, _k, _p in reopened[child]] == one
+    assert [m.label for m in (await session.replayer(root)).valid_marks()][0] == "A"
+    assert (await session.replayer(root)).find_mark("C") is None
