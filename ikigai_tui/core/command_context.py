@@ -68,6 +68,8 @@ class CommandServices:
     elsewhere: Callable[[str], Awaitable[Any]] | None = None
     # A model -> a warning line when its messages will fail (no key set), else None.
     key_warning: Callable[[str], str | None] | None = None
+    # Another agent's replayed state (Session.replayer): where an ancestor's mark lives.
+    replayer: Callable[[str], Awaitable[Replayer]] | None = None
 
 
 @dataclass
@@ -106,3 +108,24 @@ class CommandContext:
         if name in r.mark_names_seen:
             raise CommandError(f"mark '{name}' is no longer valid (cleared or rewound past). {listed}")
         raise CommandError(f"no mark named '{name}'. {listed}")
+
+    async def resolve_own_mark(self, name: str) -> Mark:
+        """`resolve_mark`, and when the name is unknown here but an ancestor has such a
+        mark, the error says where it lives: marks are per agent and a fork inherits none
+        (SPEC section 4), which a child's user may not expect."""
+        try:
+            return self.resolve_mark(name)
+        except CommandError as exc:
+            if name in self.replayer.mark_names_seen or self.services.replayer is None:
+                raise
+            agents = self.tree.agents
+            parent = agents.get(self.agent.parent_id or "")
+            while parent is not None:
+                if (await self.services.replayer(parent.id)).find_mark(name) is not None:
+                    who = self.tree.label(parent.id)
+                    raise CommandError(
+                        f"{exc} '{name}' is a mark of {who}: marks are per agent and a fork "
+                        f"inherits none (there, /fork {name} gives a child only what follows "
+                        f"it).") from None
+                parent = agents.get(parent.parent_id or "")
+            raise

@@ -20,11 +20,11 @@ async def clear(c: CommandContext) -> CommandResult:
     if name is None:
         c.add("clear", {})
         return CommandResult(["Context cleared."])
-    return _rewind_to(c, name)
+    return await _rewind_to(c, name)
 
 
-def _rewind_to(c: CommandContext, name: str) -> CommandResult:
-    mark = c.resolve_mark(name)
+async def _rewind_to(c: CommandContext, name: str) -> CommandResult:
+    mark = await c.resolve_own_mark(name)
     c.add("rewind", {"mark": mark.name, "mark_event": mark.event_id})
     if mark.name is None:
         return CommandResult(["Rewound to last checkpoint."])
@@ -52,11 +52,11 @@ async def rewind(c: CommandContext) -> CommandResult:
     name = c.args.take()
     c.args.done()
     if name is not None:
-        return _rewind_to(c, name)
+        return await _rewind_to(c, name)
     latest = c.replayer.latest_mark()
     if latest is None:
         raise CommandError("there is no valid mark to rewind to. Set one with /mark [NAME].")
-    return _rewind_to(c, latest.label)
+    return await _rewind_to(c, latest.label)
 
 
 async def marks(c: CommandContext) -> CommandResult:

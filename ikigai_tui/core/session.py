@@ -254,7 +254,7 @@ class Session:
                                self.store.page, memory=self._memory,
                                compactor=self.compactor, bodies=self.bodies,
                                search=self.store.search, elsewhere=self.leases.elsewhere,
-                               key_warning=self.key_warning)
+                               key_warning=self.key_warning, replayer=self.replayer)
 
     def _memory(self):
         from ikigai_tui.core.memory.service import memory_of

@@ -7,6 +7,9 @@ unless its context ends with a user message; and the LLM forking through the sla
 
 from __future__ import annotations
 
+import pytest
+
+from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import StreamDelta
 from tests.integration.session_helpers import fork, msgs, talk
 
@@ -32,6 +35,31 @@ async def test_fork_whole_context(session):
     # A child inherits no marks.
     await session.command(root, "/mark P")
     assert (await session.replayer(child)).valid_marks() == []
+
+
+async def test_a_childs_rewind_to_its_parents_mark_names_where_the_mark_lives(session):
+    """Marks are per agent and a fork inherits none (SPEC section 4): `/rewind start` in a
+    child refuses and writes nothing, but says that `start` is its parent's mark, so the
+    user is not left guessing; a name nobody has gets the plain error."""
+    root = session.tree.root.id
+    await session.command(root, "/mark start")
+    await talk(session, root, "one")
+    await talk(session, root, "two")
+    kid = await fork(session, root, "--name kid")
+    before = await msgs(session, kid)
+    for command in ("/rewind start", "/clear start"):
+        with pytest.raises(CommandError) as caught:
+            await session.command(kid, command)
+        text = str(caught.value)
+        assert "no mark named 'start'" in text
+        assert f"'start' is a mark of {session.tree.label(root)}" in text
+        assert "/fork start" in text
+    with pytest.raises(CommandError) as caught:
+        await session.command(kid, "/rewind nowhere")
+    assert "no mark named 'nowhere'" in str(caught.value)
+    assert "is a mark of" not in str(caught.value)
+    assert (await session.replayer(kid)).valid_marks() == []
+    assert await msgs(session, kid) == before
 
 
 async def test_fork_inherits_system_pins_budget(session):
