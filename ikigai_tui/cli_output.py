@@ -13,10 +13,10 @@ from typing import Any
 from ikigai_tui.cli_print import Channel
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.agents import AgentRuntime
-from ikigai_tui.core.limits import format_percent
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.commands_agents import status_of, status_words
 from ikigai_tui.core.events import Event, message_text
+from ikigai_tui.core.measure_words import sent_and_history
 from ikigai_tui.core.memory.change import words as memory_words
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.filter_context import id_ranges
@@ -79,7 +79,9 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "messages": messages,
         "marks": [{"name": m.name, "label": m.label, "position": r.mark_position(m),
                    "event": m.event_id} for m in r.valid_marks()],
-        "tokens": window.tokens,
+        "tokens": window.tokens,  # what is sent (the request); "sent" says it in the words shown
+        "sent": window.tokens,
+        "history": window.tokens + window.outside,  # the pruned turns included
         "estimated": not window.exact,
         "budget": window.budget,
         # what decides it: a /budget of this agent, the fork it inherited it at, or the config
@@ -310,10 +312,9 @@ async def report(args: argparse.Namespace, config: Config) -> int:
             if args.json:
                 out.line(dumps(data, indent=2))
             else:
-                about = "~" if data["estimated"] else ""
                 out.line(f"Agent {session.tree.label(agent.id)}, model {data['model']}, "
-                         f"{about}{data['tokens']} tokens of {data['limit']} "
-                         f"({format_percent(data['percent'])}, budget {data['budget'] or 'off'})")
+                         + sent_and_history(data["sent"], data["history"], data["limit"],
+                                            data["budget"], not data["estimated"]))
                 out.line((await session.usages.totals(agent.id)).line())
                 for m in data["messages"]:
                     rule = ("" if m["in_window"] else " (outside the window, summarised)"

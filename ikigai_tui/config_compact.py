@@ -9,10 +9,10 @@ from typing import Any
 KEYS: dict[str, tuple[type, str]] = {
     "compact_model": (str, "a model name"),
     "auto_compact": (str, '"off", "on" or "ask"'),
-    "compact_warn": (float, "a share of the budget, like 0.8"),
-    "compact_at": (float, "a share of the budget, like 0.9"),
+    "compact_warn": (float, "a share of the window the history may fill, like 0.8"),
+    "compact_at": (float, "a share of the window the history may fill, like 0.9"),
     "summarize_pruned": (bool, "true or false"),
-    "summary_reserve": (float, "a share of the budget, like 0.1"),
+    "summary_reserve": (float, "a share of the window, like 0.1"),
 }
 ENV = {"IKIGAI_AUTO_COMPACT": "auto_compact", "IKIGAI_COMPACT_WARN": "compact_warn",
        "IKIGAI_COMPACT_AT": "compact_at", "IKIGAI_SUMMARIZE_PRUNED": "summarize_pruned",

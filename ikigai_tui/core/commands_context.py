@@ -9,7 +9,7 @@ from ikigai_tui.core.command_context import CommandContext
 from ikigai_tui.core.commands import (
     CommandError, CommandResult, IdRange, UsageError, check_mark_name,
 )
-from ikigai_tui.core.limits import usage_text
+from ikigai_tui.core.measure_words import history_line, sent_line
 from ikigai_tui.core.matching.command import propose_matches, read_filter_args
 from ikigai_tui.core.proposals import FilterProposal
 
@@ -150,12 +150,12 @@ async def context(c: CommandContext) -> CommandResult:
     w = await c.services.measure(c.agent.id)
     kind = "exact" if w.exact else "estimated"
     inside = len(r.ctx) - len(r.summaries) - w.start_index
-    budget = f"{w.budget:,}" if w.budget else "off (sliding window disabled)"
+    budget = f"{w.budget:,} tokens" if w.budget else "off (sliding window disabled)"
     if r.budget_event is not None:
         budget += " (set with /budget)"
     start = f"message {w.start}" if w.start is not None else "empty"
     lines = [
-        f"Context: {usage_text(w.tokens, w.limit, w.budget, w.exact)}, {w.state}; "
+        f"{sent_line(w.tokens, w.limit, w.budget, w.exact)}, {w.state}; "
         f"counts {kind} for {c.services.model_of(c.agent)}",
         f"  system prompt  {w.system:>9,}" + (f"  (of which {len(r.pins)} pins: {w.pins:,})"
                                                  if r.pins else ""),
@@ -164,10 +164,10 @@ async def context(c: CommandContext) -> CommandResult:
         f"  window         {w.window:>9,}  ({inside:,} messages)",
         f"  outside window {w.outside:>9,}  ({w.start_index:,} messages, {w.pruned_turns:,} pruned "
         f"turn{'s' if w.pruned_turns != 1 else ''}; not sent)",
-        f"Budget: {budget}; window starts at {start}",
     ]
     if w.reserve:  # summarize_pruned: the summary of the pruned turns, within its reserve
-        lines[-1:-1] = await pruned_lines(c, w)
+        lines += await pruned_lines(c, w)
+    lines += [history_line(w.tokens + w.outside), f"Window: {budget}; starts at {start}"]
     if c.services.usage is not None:  # tokens and cost of this agent's requests to date
         lines.append((await c.services.usage(c.agent.id)).line())
     lines += settings.pin_lines(c)

@@ -54,18 +54,3 @@ def format_percent(percent: float) -> str:
     if percent <= 0:
         return "0%"
     return f"{max(1, math.floor(percent))}%"
-
-
-def usage_text(tokens: int, limit: int, budget: int, exact: bool = True) -> str:
-    """The request's size against the window and the model's limit, e.g.
-    `~1.9K of 2K window · 1% of 200K` (`~`: estimated), or `~80K · 40% of 200K · window
-    off` without a window."""
-    approx = "" if exact else "~"
-    size = f"{approx}{format_tokens(tokens)}"
-    if budget > 0:
-        size += f" of {format_tokens(budget)} window"
-    if limit > 0:
-        size += f" · {format_percent(100.0 * tokens / limit)} of {format_tokens(limit)}"
-    if budget <= 0:
-        size += " · window off"
-    return size

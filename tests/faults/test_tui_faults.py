@@ -32,7 +32,7 @@ def _log(db: Path) -> list[dict]:
 
 def _start_a_reply(launch, db: Path):  # noqa: F811
     term = launch(db, {"IKIGAI_OFFLINE_DELAY": DELAY})
-    term.wait_for("offline model, no network", "Context:", timeout=10)
+    term.wait_for("offline model, no network", "Sent:", timeout=10)
     term.type(MESSAGE)
     term.wait_for(MESSAGE, timeout=5)
     term.type("\r")

@@ -31,8 +31,8 @@ async def test_show_set_and_the_window_follows(session):
     assert (await session.command(root, "/budget")).lines == [
         "Window budget: 1,000 tokens (set with /budget)."]
     context = await session.command(root, "/context")
-    [line] = [line for line in context.lines if line.startswith("Budget: ")]
-    assert line.startswith("Budget: 1,000 (set with /budget); window starts at message ")
+    [line] = [line for line in context.lines if line.startswith("Window: ")]
+    assert line.startswith("Window: 1,000 tokens (set with /budget); starts at message ")
     data = await context_data(session, session.tree[root])
     assert (data["budget"], data["budget_source"]) == (1_000, "budget")
     [event] = [e for e in await session.store.events(root) if e.kind == "budget"]

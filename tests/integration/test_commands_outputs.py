@@ -193,12 +193,12 @@ async def test_exit_and_context_and_agents(session):
     assert out.exit is True and out.lines == []
     await talk(session, root, "hi")
     out = await session.command(root, "/context")
-    # Rounded as the gauge rounds (core/limits.usage_text), the window's budget first.
+    # Rounded as the gauge rounds (core/measure_words.sent_text), the window first.
     w = out.data
-    assert out.lines[0].startswith(f"Context: ~{format_tokens(w.tokens)} of 100K window · 1% of 200K, normal")
+    assert out.lines[0].startswith(f"Sent: ~{format_tokens(w.tokens)} of 100K window · 1% of 200K, normal")
     assert "estimated for offline" in out.lines[0]
     assert any(line.strip().startswith("window") and "(2 messages)" in line for line in out.lines)
-    assert any(line.startswith("Budget: 100,000; window starts at message") for line in out.lines)
+    assert any(line.startswith("Window: 100,000 tokens; starts at message") for line in out.lines)
     out = await session.command(root, "/agents")
     assert len(out.lines) == 1 and out.lines[0].startswith("root (")
     assert "<- you" in out.lines[0]

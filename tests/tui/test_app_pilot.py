@@ -147,7 +147,7 @@ async def test_selecting_in_the_tree_switches_the_scrollback(bench):
         assert app.focused_agent == kid
         assert app.panes.active.agent_id == kid
         assert "› Child work on bananas." in _shown(app)
-        assert app.gauge.render().plain.startswith("Context:")
+        assert app.gauge.render().plain.startswith("Sent:")
 
         # chosen: the input has the focus again (issue 13 item 8); and back to the root
         assert app.focused is app.prompt_input
@@ -296,10 +296,10 @@ async def test_keys_are_handled_while_the_focused_agent_is_still_loading(bench, 
         await pilot.press("h", "i")
         await pilot.pause()
         assert app.prompt_input.text == "hi"
-        assert app.gauge.render().plain == "Context: …"  # still loading
+        assert app.gauge.render().plain == "Sent: …"  # still loading
         gate.set()
         await idle(pilot)
-        assert app.gauge.render().plain.startswith("Context: ~")
+        assert app.gauge.render().plain.startswith("Sent: ~")
 
 
 async def test_the_app_shows_the_session_its_factory_opens(tmp_path):

@@ -4,10 +4,12 @@ refuses it (only the command record), /undo brings the messages back. And a snap
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import TextArea
 
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.tui.screens.compact_preview import CompactPreviewScreen
+from ikigai_tui.tui.screens.confirm import ConfirmScreen
 
 from .conftest import (
     SIZE, all_lines, conversation, events_of, idle, root_id, say, settle, type_text,
@@ -95,9 +97,43 @@ async def test_compact_preview_refuses_an_emptied_summary(bench):
         await idle(pilot)
         assert app.screen is screen  # still open, saying why
         assert "empty" in str(screen.query_one("#compact-notice").render())
+        await pilot.press("escape", "y")  # an edit: discarding it is confirmed
+        await idle(pilot)
+        assert not isinstance(app.screen, (CompactPreviewScreen, ConfirmScreen))
+        assert await events_of(app, root, "compact") == []
+
+
+async def test_compact_preview_asks_before_discarding_an_edit(bench):
+    """Esc after an edit asks first: n (or Esc) goes back to the edit as it was, y
+    discards it and cancels, writing only the command record."""
+    app = await _open(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        root, before, screen = await _preview(app, pilot)
+        await type_text(pilot, " Keep PostgreSQL.")
+        edited = screen.summary
+        assert "Keep PostgreSQL." in edited  # typed where the cursor was
         await pilot.press("escape")
         await idle(pilot)
+        assert isinstance(app.screen, ConfirmScreen), app.screen
+        assert "Discard the edited summary?" in str(app.screen.query_one("#confirm-question").render())
+        await pilot.press("n")
+        await idle(pilot)
+        assert app.screen is screen and screen.summary == edited
+        assert screen.query_one("#compact-summary", TextArea).has_focus
+        await pilot.press("escape")
+        await idle(pilot)
+        await pilot.press("escape")  # Esc on the question keeps the edit too
+        await idle(pilot)
+        assert app.screen is screen and screen.summary == edited
+        await pilot.press("escape")
+        await idle(pilot)
+        await pilot.press("y")
+        await idle(pilot)
+        assert not isinstance(app.screen, (CompactPreviewScreen, ConfirmScreen))
         assert await events_of(app, root, "compact") == []
+        assert list((await app.session.replayer(root)).ctx) == before
+        commands = await events_of(app, root, "command")
+        assert [c.payload["output"] for c in commands] == [["Cancelled."]]
 
 
 async def test_compact_with_nothing_to_compact_says_so(bench):
@@ -127,6 +163,22 @@ def test_compact_preview_snapshot(bench, snap_compare):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
+def test_compact_preview_snapshot_80x24(bench, snap_compare):
+    """The same preview at 80x24: the editor gives way, so what it replaces, the sizes
+    before and after and the Accept/Cancel buttons are all on screen."""
+    bench.prepare(lambda session: conversation(session, *QUESTIONS))
+    app = bench.app()
+
+    async def run_before(pilot):
+        _root, _before, screen = await _preview(app, pilot)
+        screen.query_one("#compact-summary", TextArea).cursor_blink = False
+        await idle(pilot)
+        for selector in VISIBLE:
+            assert screen.region.contains_region(screen.query_one(selector).region), selector
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
 async def test_auto_compact_ask_shows_the_preview_after_the_turn_and_the_warning(bench):
     long = " ".join(f"word{i}" for i in range(300))  # ~1,800 characters a message
     async with bench.prep(budget=4_000) as session:
@@ -154,3 +206,27 @@ async def test_auto_compact_ask_shows_the_preview_after_the_turn_and_the_warning
         await idle(pilot)
         (event,) = await events_of(app, root, "compact")
         assert event.payload["auto"] is True and event.payload["extractive"] is True
+
+
+VISIBLE = ("#compact-summary", "#compact-replaced-title", "#compact-replaced",
+           "#compact-totals", "#compact-accept", "#compact-cancel")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_compact_preview_fits_the_screen(bench, size):
+    """The editor gives way so what the summary replaces (a row of it at least), the sizes
+    before and after and both buttons stay on screen, whole, at 80x24 as at 120x40."""
+    app = await _open(bench)
+    async with app.run_test(size=size) as pilot:
+        _root, _before, screen = await _preview(app, pilot)
+        await idle(pilot)
+        dialog = screen.query_one(".dialog").content_region
+        for selector in VISIBLE:
+            region = screen.query_one(selector).region
+            assert region.height >= 1 and region.width >= 1, (selector, region)
+            assert dialog.contains_region(region), (selector, region, dialog)
+        summary = screen.query_one("#compact-summary", TextArea).region
+        assert summary.height >= 3, summary  # still room to edit
+        replaced = screen.query_one("#compact-replaced")
+        assert replaced.region.height >= min(3, len(screen._items)), replaced.region
+        assert screen.region.contains_region(screen.query_one(".dialog").region)

@@ -30,7 +30,7 @@ def test_ctrl_g_suspends_for_the_editor_and_resumes_with_its_text(launch, tmp_pa
         'printf "edited in a real editor\\n" > "$1"\n', encoding="utf-8")
     editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
     term = launch(tmp_path / "pty.db", {"VISUAL": str(editor), "EDITOR": "false"})
-    term.wait_for("offline model, no network", "Context:", timeout=10)
+    term.wait_for("offline model, no network", "Sent:", timeout=10)
     term.type("my draft")
     term.wait_for("my draft", timeout=5)
     drawn_before = len(term.raw)

@@ -17,7 +17,7 @@ async def test_gauge_tree_and_context_show_the_window_and_the_limit_alike(bench)
         window = await app.session.measure(app.focused_agent)
         assert window.pruned_turns > 0 and window.limit == 200_000
         gauge = app.gauge.render().plain
-        assert gauge.startswith("Context: ~") and " of 2K window · " in gauge, gauge
+        assert gauge.startswith("Sent: ~") and " of 2K window · " in gauge, gauge
         assert " · 1% of 200K" in gauge  # about 1% of 200K: not "0%" (the defect)
 
         label = app.agent_tree.node_for(app.focused_agent).label.plain
@@ -30,7 +30,7 @@ async def test_gauge_tree_and_context_show_the_window_and_the_limit_alike(bench)
         await pilot.press("enter")
         await idle(pilot)
         shown = next(line for line in all_lines(app.panes.active.scrollback)
-                     if line.startswith("  Context: "))
+                     if line.startswith("  Sent: "))
         head = shown.strip().split(", ")[0]
         assert gauge.startswith(head), (head, gauge)
 

@@ -21,7 +21,7 @@ def terminal(launch, tmp_path):
 
 
 def test_message_and_exit_in_a_real_terminal(terminal):
-    terminal.wait_for("offline model, no network", "Context:", "Send", timeout=10)
+    terminal.wait_for("offline model, no network", "Sent:", "Send", timeout=10)
     terminal.type("hello from the pty")
     terminal.wait_for("hello from the pty", timeout=5)
     terminal.type("\r")

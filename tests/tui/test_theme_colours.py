@@ -4,6 +4,9 @@ each built-in theme, light ones included, and a theme change redraws in the new 
 Legible: the WCAG contrast ratio of each text colour over the scrollback's background is
 at least 4.5 (the user's own messages at least 7); a message out of the context is
 dimmed on purpose, and still at least 3.5; the window's rule, a line across the pane, 3.
+In every built-in light theme, the lines and secondary labels around it too (issue 23,
+item 12): measured on the composed screen of the real app, where a dim style has been
+turned into a colour, each reaches 3.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import re
 import pytest
 from rich.color import Color
 from textual.app import App, ComposeResult
+from textual.color import Color as TextualColor
+from textual.geometry import Region
 from textual.theme import BUILTIN_THEMES
 
 from ikigai_tui.tui import render
@@ -21,7 +26,10 @@ from ikigai_tui.tui.palette import Palette
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets import layout, scrollback, streaming
 from ikigai_tui.tui.widgets.agent_tree import AgentRow, AgentTreeView, TreeStyles
+from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.scrollback import Scrollback
+
+from .conftest import agent_named, idle, root_id, say, settle
 
 ITEMS = [Item(1, "user", "my own question"),
          Item(2, "assistant", "# Title\n\nSome **bold**, `code`, a [link](http://x.example)\n\n"
@@ -31,6 +39,7 @@ ITEMS = [Item(1, "user", "my own question"),
 # Themes whose colours are the terminal's own ANSI palette: the terminal decides.
 ANSI_THEMES = {"ansi-dark", "ansi-light"}
 THEMES = [name for name in BUILTIN_THEMES if name not in ANSI_THEMES]
+LIGHT_THEMES = [name for name in THEMES if not BUILTIN_THEMES[name].dark]
 
 
 def luminance(color: Color) -> float:
@@ -157,3 +166,82 @@ async def test_the_agent_trees_colours_are_legible(theme):
         assert any(span.style == styles.mail for span in label.spans)
 
     await shown(theme, check)
+
+
+GUIDES = set("│├└─┃┣┗━")
+DIVIDERS = set("▕▏")
+
+
+def _shown_contrast(segment) -> float:
+    """The contrast of a composed cell as a terminal shows it: dim halves the foreground
+    toward the background (as Textual's DimFilter and terminals do)."""
+    fg, bg = segment.style.color, segment.style.bgcolor
+    if segment.style.dim:
+        fg = TextualColor.from_rich_color(bg).blend(TextualColor.from_rich_color(fg), 0.5).rich_color
+    return contrast(fg, bg)
+
+
+def _glyphs(strips, region: Region):
+    """(character, segment) of each visible character the screen shows inside `region`."""
+    for y in range(region.y, region.bottom):
+        x = 0
+        for segment in strips[y]:
+            for char in segment.text:
+                if region.x <= x < region.right and not char.isspace():
+                    yield char, segment
+                x += 1
+
+
+async def _light_scene(session) -> None:
+    """A root with pruned turns (a 300-token window) and a child with a grandchild."""
+    root = root_id(session)
+    for text in ("Plan: research, then write.", "More words here please", "and again"):
+        await say(session, root, text)
+    await session.command(root, "/fork --name research Find sources on context windows.")
+    await session.wait_idle()
+    await session.command(agent_named(session, "research"), "/fork --name critic Check.")
+    await session.wait_idle()
+
+
+@pytest.mark.parametrize("theme", LIGHT_THEMES)
+async def test_lines_and_secondary_labels_reach_3_to_1_in_light_themes(bench, theme):
+    """The tree's connectors, the dividers between tree and panes, the tree's usage
+    figures (tree focused or not), the gauge with its "turns pruned" tail and the footer's
+    keys, as composed on screen in two panes: each glyph at least 3:1 (1.0 to 2.9 before)."""
+    async with bench.prep(budget=300) as session:
+        await _light_scene(session)
+    app = bench.app(budget=300)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.theme = theme
+        await pilot.press("f2")
+        await idle(pilot)
+        worst: dict[str, tuple[float, str]] = {}
+        for tree_focused in (False, True):
+            if tree_focused:
+                await pilot.press("ctrl+t")
+                await idle(pilot)
+            strips = app.screen._compositor.render_strips()
+            tree = app.agent_tree
+            seen = {"connector": [], "tree label": [], "divider": [], "gauge": [],
+                    "gauge tail": [], "footer key": []}
+            for char, seg in _glyphs(strips, tree.scrollable_content_region):
+                seen["connector" if char in GUIDES else "tree label"].append((char, seg))
+            for char, seg in _glyphs(strips, app.screen.region):
+                if char in DIVIDERS:
+                    seen["divider"].append((char, seg))
+            for char, seg in _glyphs(strips, app.gauge.region):
+                seen["gauge tail" if "pruned" in seg.text else "gauge"].append((char, seg))
+            keybar = app.screen.query_one(KeyBar)
+            for char, seg in _glyphs(strips, keybar.region):
+                if seg.style.bold:  # the keys; their descriptions are plain
+                    seen["footer key"].append((char, seg))
+            for element, glyphs in seen.items():
+                assert glyphs, f"{theme}: no {element} on screen"
+                for char, seg in glyphs:
+                    ratio = _shown_contrast(seg)
+                    if ratio < worst.get(element, (99.0, ""))[0]:
+                        worst[element] = (ratio, f"{char!r} {seg.style}")
+        low = {element: f"{ratio:.2f} {where}" for element, (ratio, where) in worst.items()
+               if ratio < 3.0}
+        assert not low, f"{theme}: {low}"

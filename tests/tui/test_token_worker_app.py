@@ -51,7 +51,7 @@ async def test_an_uncounted_openai_log_is_counted_in_a_worker_and_kept(bench):
         assert isinstance(encoder, RemoteEncoder), encoder
         assert encoder.pid is not None and encoder.pid != os.getpid()
         gauge = app.gauge.render().plain
-        assert gauge.startswith("Context: ") and not gauge.startswith("Context: ~"), gauge
+        assert gauge.startswith("Sent: ") and not gauge.startswith("Sent: ~"), gauge
         kept = await app.session.store.token_blocks("o200k_base", 1, 10**9)
         assert kept, "the counts were not kept"
 
@@ -69,5 +69,5 @@ async def test_the_offline_model_starts_no_worker(bench, monkeypatch):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, timeout=60)
         assert encoders.factory() is token_worker.make  # installed, never used
-        assert app.gauge.render().plain.startswith("Context: ~")
+        assert app.gauge.render().plain.startswith("Sent: ~")
     assert started == []

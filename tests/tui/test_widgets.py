@@ -298,24 +298,24 @@ async def test_gauge_text_and_estimate_marker():
     app = GaugeApp()
     async with app.run_test(size=SIZE) as pilot:
         gauge = app.query_one(ContextGauge)
-        assert _plain(gauge) == "Context: …"
+        assert _plain(gauge) == "Sent: …"
         gauge.update_usage(80_000, 200_000, 40.0, "normal", True)
-        assert _plain(gauge) == "Context: 80K · 40% of 200K · window off"
+        assert _plain(gauge) == "Sent: 80K · 40% of 200K · window off"
         gauge.update_usage(80_000, 200_000, 40.0, "normal", False)
-        assert _plain(gauge) == "Context: ~80K · 40% of 200K · window off"
+        assert _plain(gauge) == "Sent: ~80K · 40% of 200K · window off"
         gauge.update_usage(9_500, 1_500_000, 0.63, "normal", True, budget=100_000, pruned_turns=3)
-        assert _plain(gauge) == "Context: 9.5K of 100K window · 1% of 1.5M · 3 turns pruned"
+        assert _plain(gauge) == "Sent: 9.5K of 100K window · 1% of 1.5M · 3 turns pruned"
         gauge.update_usage(999, 200_000, 0.5, "normal", True, pruned_turns=1)
-        assert _plain(gauge) == "Context: 999 · 1% of 200K · window off · 1 turn pruned"
+        assert _plain(gauge) == "Sent: 999 · 1% of 200K · window off · 1 turn pruned"
         # Issue 13: a full 2K window of a 200K model read "(0%)", without the window.
         gauge.update_usage(1_950, 200_000, 0.975, "normal", False, budget=2_000)
-        assert _plain(gauge) == "Context: ~1.9K of 2K window · 1% of 200K"
+        assert _plain(gauge) == "Sent: ~1.9K of 2K window · 1% of 200K"
         gauge.update_usage(120_000, 200_000, 60.0, "normal", True, 0, 49_669)
         assert _plain(gauge).endswith(" · 49,669 turns pruned")
         await pilot.pause()
         screenshot(app, "gauge_normal")
         gauge.set_unknown()
-        assert _plain(gauge) == "Context: …"
+        assert _plain(gauge) == "Sent: …"
 
 
 async def test_gauge_state_classes_switch_one_at_a_time():

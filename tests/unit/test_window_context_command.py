@@ -29,18 +29,19 @@ _BREAKDOWN = [
     r"  window +(?P<window>[\d,]+)  \((?P<nwindow>[\d,]+) messages\)",
     r"  outside window +(?P<outside>[\d,]+)  \((?P<noutside>[\d,]+) messages, (?P<pruned>-?[\d,]+) "
     r"pruned turns?; not sent\)",
-    r"Budget: (?P<budget>[\d,]+|off \(sliding window disabled\)); window starts at "
+    r"  history +(?P<history>[\d,]+)  \(sent \+ outside window\)",
+    r"Window: (?P<budget>[\d,]+ tokens|off \(sliding window disabled\)); starts at "
     r"(?P<start>message \d+|empty)",
     r"Usage so far: (?P<used_in>[\d,]+) tokens in, (?P<used_out>[\d,]+) out; cost (?P<cost>\S.*)",
 ]
 
 
 def parse_context(lines: list[str]) -> dict:
-    """The eight lines, then, with pins, one line for each (checked by the callers)."""
-    pins = lines[8:]
-    assert len(lines) == 8 or pins[0] == "Pins (always sent, never pruned nor compacted):", lines
-    lines = lines[:8]
-    head = re.fullmatch(r"Context: (?P<approx>~?)(?P<tokens>[\d.]+[KM]?)"
+    """The nine lines, then, with pins, one line for each (checked by the callers)."""
+    pins = lines[9:]
+    assert len(lines) == 9 or pins[0] == "Pins (always sent, never pruned nor compacted):", lines
+    lines = lines[:9]
+    head = re.fullmatch(r"Sent: (?P<approx>~?)(?P<tokens>[\d.]+[KM]?)"
                         r"(?: of (?P<window_budget>[\d.]+[KM]?) window)? · "
                         r"(?P<percent>\d+)% of (?P<limit>[\d.]+[KM]?)(?P<off> · window off)?, "
                         r"(?P<state>normal|warning|critical|full); "
@@ -81,13 +82,14 @@ async def test_context_command_reports_the_window(sessions):
     assert (shown["kind"], shown["model"]) == ("estimated", "offline")
     assert shown["npins"] == "1" and _num(shown["pins"]) == w.pins > 0
     # Each pin is listed with its tokens, after the eight lines.
-    assert result.lines[8:] == ["Pins (always sent, never pruned nor compacted):",
+    assert result.lines[9:] == ["Pins (always sent, never pruned nor compacted):",
                                 f"  1. {w.pins:>9,}  always answer briefly"]
     assert _num(shown["system"]) == w.system > w.pins
     assert _num(shown["tools"]) == w.tools > 0
     assert (_num(shown["summaries"]), shown["nsummaries"]) == (0, "0")
     assert _num(shown["window"]) == w.window and _num(shown["nwindow"]) == len(window)
     assert _num(shown["outside"]) == w.outside > 0
+    assert _num(shown["history"]) == w.tokens + w.outside  # sent + pruned: what auto-compaction measures
     assert _num(shown["noutside"]) == len(outside)
     users_outside = [k for k in outside if r.ctx[k][1] == "user"]
     assert _num(shown["pruned"]) == w.pruned_turns == len(users_outside) > 0
@@ -95,7 +97,7 @@ async def test_context_command_reports_the_window(sessions):
     assert (_num(shown["used_in"]), _num(shown["used_out"])) == (
         usage.input_tokens, usage.output_tokens)
     assert usage.input_tokens > w.tokens and shown["cost"] == "$0"  # nine turns, offline
-    assert shown["budget"] == "1,500" and w.budget == 1_500
+    assert shown["budget"] == "1,500 tokens" and w.budget == 1_500
     assert shown["start"] == f"message {window[0]}" and r.ctx[window[0]][1] == "user"
     # The figures are the counter's own, scaled by the learned factor.
     counter = meter.counter
@@ -192,9 +194,9 @@ def test_format_percent_floors_but_never_reads_zero_for_some_usage():
     assert format_percent(float("nan")) == "?"
 
 
-def test_usage_text_shows_the_window_and_the_model_limit():
-    from ikigai_tui.core.limits import usage_text
+def test_sent_text_shows_the_window_and_the_model_limit():
+    from ikigai_tui.core.measure_words import sent_text
 
-    assert usage_text(1_950, 200_000, 2_000, exact=False) == "~1.9K of 2K window · 1% of 200K"
-    assert usage_text(2_000, 200_000, 2_000) == "2K of 2K window · 1% of 200K"
-    assert usage_text(80_000, 200_000, 0) == "80K · 40% of 200K · window off"
+    assert sent_text(1_950, 200_000, 2_000, exact=False) == "~1.9K of 2K window · 1% of 200K"
+    assert sent_text(2_000, 200_000, 2_000) == "2K of 2K window · 1% of 200K"
+    assert sent_text(80_000, 200_000, 0) == "80K · 40% of 200K · window off"

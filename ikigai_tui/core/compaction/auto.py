@@ -1,8 +1,8 @@
 """Auto-compaction: after each turn, the agent's usage against its thresholds.
 
-Usage is the whole context (the turns the window would prune included) over the agent's
-budget: the window budget, capped to the model's input limit, or the model's input limit
-with the window off. So a compaction replaces old turns with a summary before the window
+Usage is the agent's *history* (core/measure_words.py: the whole context, the turns the
+window would prune included) over its window: the window budget, capped to the model's
+input limit, or the model's input limit with the window off. So a compaction replaces old turns with a summary before the window
 would drop them.
 
 - At `compact_warn` (0.8) a warning line, whether auto-compaction is on or not; once per
@@ -18,7 +18,6 @@ would drop them.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,6 +26,7 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.compaction import MAX_FAILURES, CompactionNotice
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.measure_words import history_note, history_warning
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.proposals import ACCEPT_ALL
 from ikigai_tui.core.provider import ProviderError
@@ -68,11 +68,8 @@ async def after_turn(compactor: Compactor, agent: AgentRuntime) -> None:
     if share >= settings.warn:
         if not state.warned:
             state.warned = True
-            of = "budget" if w.budget else "input limit"
             notify(CompactionNotice(agent.id, "warning",
-                                    f"Context at {math.floor(share * 100)}% ({format_tokens(whole)} "
-                                    f"of {format_tokens(base)} {of}): /compact or /forget to "
-                                    "make room"))
+                                    history_warning(whole, w.tokens, w.budget, w.limit)))
     else:
         state.warned = False
     if share < settings.at:
@@ -87,7 +84,7 @@ async def after_turn(compactor: Compactor, agent: AgentRuntime) -> None:
         return
     state.armed = False
     try:
-        await _compact(compactor, agent, share)
+        await _compact(compactor, agent, history_note(whole, w.budget, w.limit))
     except (CommandError, ProviderError, StoreError) as exc:
         _failed(compactor, agent.id, state, str(exc))
     except Exception as exc:  # a bug must not end the turn badly: shown, logged
@@ -114,11 +111,9 @@ def _failed(compactor: Compactor, agent_id: str, state: AutoState, reason: str) 
         compactor.session.notify(CompactionNotice(agent_id, "warning", stopped_text()))
 
 
-async def _compact(compactor: Compactor, agent: AgentRuntime, share: float) -> None:
+async def _compact(compactor: Compactor, agent: AgentRuntime, note: str) -> None:
     session = compactor.session
-    session.notify(CompactionNotice(agent.id, "note",
-                                    f"Context at {math.floor(share * 100)}%: compacting "
-                                    "the older turns..."))
+    session.notify(CompactionNotice(agent.id, "note", note))
     outcome = await session.propose(agent.id, COMMAND, source="auto")
     if not isinstance(outcome, Pending) or not isinstance(outcome.proposal, CompactProposal):
         raise CommandError("the compaction proposed nothing")

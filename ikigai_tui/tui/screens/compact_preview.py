@@ -1,5 +1,6 @@
 """The preview of a /compact: the summary (editable before accepting), the messages it
-replaces and the token saving. Ctrl+S accepts (with the summary as edited), Esc cancels.
+replaces and the token saving. Ctrl+S accepts (with the summary as edited), Esc cancels:
+at once when the summary is as proposed, after a confirm when it was edited.
 
 Dismisses with the summary text to write, or None when cancelled.
 """
@@ -18,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
 from ikigai_tui.tui.safe_text import plain, sanitize
+from ikigai_tui.tui.screens.confirm import ConfirmScreen
 from ikigai_tui.tui.screens.preview_rows import PreviewItem, plural
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
@@ -104,7 +106,16 @@ class CompactPreviewScreen(ModalScreen[str | None]):
         self.dismiss(self.summary)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        if self.summary == self._summary:
+            self.dismiss(None)
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.dismiss(None)
+
+        self.app.push_screen(ConfirmScreen("Discard the edited summary? Nothing is written.",
+                                           yes="Discard", no="Keep editing"), answered)
 
     @on(Button.Pressed, "#compact-accept")
     def _accept_pressed(self, event: Button.Pressed) -> None:

@@ -40,17 +40,17 @@ CONTEXT_NOTES: tuple[tuple[str, str], ...] = (
         "replaces older turns by one summary: /compact [FOCUS] summarises all but the "
         "latest 2 turns (--keep N), shows the summary to edit, what it replaces and the "
         "saving, and writes nothing until you accept. With auto_compact on in the config, "
-        "it runs by itself after a turn once the context reaches 90% of the budget; a "
-        "warning comes at 80%.",
+        "it runs by itself after a turn once the history (what is sent plus the turns the "
+        "window pruned) reaches 90% of the window; a warning comes at 80%.",
     ),
     (
         "The window",
-        "keeps requests within the token budget. When an agent goes idle, whole turns "
+        "keeps what is sent within its size in tokens (/budget). When an agent goes idle, whole turns "
         "leave from the front until the request fits; the latest turn always stays. A "
         "rule in the scrollback shows where the window starts. Pins are outside it and "
         "always sent; what left stays in the log and in the scrollback. With "
         "summarize_pruned on in the config, what left is summarised after each turn into "
-        "a share of the budget kept for it (summary_reserve, 10%), sent with the pins; "
+        "a share of the window kept for it (summary_reserve, 10%), sent with the pins; "
         "/context shows it.",
     ),
     (

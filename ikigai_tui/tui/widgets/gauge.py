@@ -1,4 +1,5 @@
-"""The context gauge: ``Context: ~1.9K of 2K window · 1% of 200K`` for the focused agent.
+"""The context gauge: ``Sent: ~1.9K of 2K window · 1% of 200K`` for the focused agent
+(the words: core/measure_words.py).
 
 The state (``normal`` / ``warning`` / ``critical`` / ``full``) is one CSS class at a time,
 ``-normal`` ... ``-full``; colours live in ``ikigai_tui/styles/widgets.tcss``.
@@ -9,7 +10,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ikigai_tui.core.limits import STATES, format_tokens, usage_text
+from ikigai_tui.core.limits import STATES, format_tokens
+from ikigai_tui.core.measure_words import SENT_LABEL, sent_line
 
 __all__ = ["STATES", "ContextGauge", "format_tokens", "gauge_text"]
 
@@ -24,12 +26,14 @@ def gauge_text(
     budget: int = 0,
     pruned_turns: int = 0,
 ) -> Text:
-    """The gauge's line as plain rich Text (the dim suffix carries a style):
-    ``Context: ~1.9K of 2K window · 1% of 200K · 3 turns pruned``. The figures are
+    """The gauge's line as plain rich Text (the italic tail carries a style):
+    ``Sent: ~1.9K of 2K window · 1% of 200K · 3 turns pruned``. The figures are
     rounded as /context rounds them (core/limits.py); `percent` only picks the state."""
-    text = Text(f"Context: {usage_text(tokens, limit, budget, exact)}")
+    text = Text(sent_line(tokens, limit, budget, exact))
     if pruned_turns > 0:
-        text.append(f" · {pruned_turns:,} turn{'s' if pruned_turns != 1 else ''} pruned", style="dim")
+        # Set apart in italic, not dim: dimmed, it fell to 2.7:1 in light themes.
+        text.append(f" · {pruned_turns:,} turn{'s' if pruned_turns != 1 else ''} pruned",
+                    style="italic")
     return text
 
 
@@ -71,7 +75,7 @@ class ContextGauge(Static):
             return
         self._shown = ("unknown",)
         self._set_state("normal")
-        self.update(Text("Context: …"))
+        self.update(Text(f"{SENT_LABEL}: …"))
 
     @property
     def state(self) -> str:
