@@ -29,13 +29,13 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.keymap import key_name
 from ikigai_tui.tui.safe_text import sanitize
 
@@ -156,13 +156,10 @@ class PromptInput(TextArea):
     def _fit_placeholder(self) -> None:
         """The longest placeholder that fits the input's width: shortened, never cut."""
         send, newline = self._key_names
-        width = self.content_size.width or 1_000
-        for text in (f"Message, or / for commands ({send} sends, {newline} new line)",
-                     f"Message, or / for commands ({send} sends)", "Message, or / for commands",
-                     "Message, or / commands", "Message"):
-            if cell_len(text) <= width:
-                break
-        self.placeholder = text
+        self.placeholder = fit((f"Message, or / for commands ({send} sends, {newline} new line)",
+                                f"Message, or / for commands ({send} sends)",
+                                "Message, or / for commands", "Message"),
+                               self.content_size.width or 1_000)
 
     def on_resize(self) -> None:
         self._fit_placeholder()
