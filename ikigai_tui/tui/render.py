@@ -14,13 +14,17 @@ made only when they come into view (`WrappedText`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from itertools import groupby
 
 from rich.cells import cell_len
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.rule import Rule
 from rich.segment import Segment
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 from textual.strip import Strip
 
@@ -43,7 +47,7 @@ def _kind_style(kind: str, p: Palette) -> Style | None:
             "error": p.error, "note": p.note}.get(kind)
 
 
-def _renderable(item: Item, expanded: bool, p: Palette) -> RenderableType:
+def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80) -> RenderableType:
     text = sanitize(item.text)
     kind = item.kind
     if kind == "user":
@@ -53,8 +57,6 @@ def _renderable(item: Item, expanded: bool, p: Palette) -> RenderableType:
     if kind == "assistant":
         body: RenderableType = markdown(text, p.code_theme) if text else Text("")
         if item.meta.get("interrupted"):
-            from rich.console import Group
-
             return Group(body, Text(f"[interrupted: {sanitize(str(item.meta.get('reason') or ''))}]",
                                     style=p.note))
         return body
@@ -70,15 +72,51 @@ def _renderable(item: Item, expanded: bool, p: Palette) -> RenderableType:
         shown = text if expanded else _one_line(text)
         return Text.assemble(("  ◂ ", p.tool), (shown, style))
     if kind == "command":
-        out = Text(text, style=p.command)
-        for line in item.meta.get("output", []):
-            out.append("\n  " + sanitize(str(line)), style=p.output)
-        return out
+        output = [sanitize(str(line)) for line in item.meta.get("output", [])]
+        if not output:
+            return Text(text, style=p.command)
+        return Group(Text(text, style=p.command), *_output_blocks(output, p.output, width))
     if kind == "error":
         return Text(text if text.startswith("Error:") else f"Error: {text}", style=p.error)
     if kind == "rule":
         return Rule(text, style=p.rule, characters="─")
     return Text(text, style=p.note)
+
+
+# A row of a table in command output (/context): "  label   1,234  (a note)".
+_TABLE_ROW = re.compile(r"^(?P<label>\S.*?) {2,}(?P<figure>[-\d,.$%~]+[KM]?)(?: {2,}(?P<note>.*))?$")
+
+
+def _output_blocks(lines: list[str], style: Style, width: int) -> list[RenderableType]:
+    """A command's output lines, indented by two: a line that wraps goes on under its own
+    start (a hanging indent, not column 0), and rows of figures stay a table whose
+    columns shrink to a narrow pane (labels cut with "…", notes wrapped in their column)."""
+    blocks: list[RenderableType] = []
+    for (indent, table), run in groupby(lines, key=lambda line: _shape(line)):
+        run = [line[indent:] for line in run]
+        left = min(2 + indent, width // 3)  # a narrow pane keeps most of its width for text
+        if table:
+            grid = Table(box=None, show_header=False, show_edge=False, pad_edge=False,
+                         padding=(0, 2, 0, 0), expand=False, style=style)
+            grid.add_column(no_wrap=True, overflow="ellipsis", min_width=4)
+            grid.add_column(justify="right", no_wrap=True)
+            grid.add_column(overflow="fold", ratio=1)
+            for line in run:
+                row = _TABLE_ROW.match(line)
+                assert row is not None
+                grid.add_row(Text(row["label"], style=style), Text(row["figure"], style=style),
+                             Text(row["note"] or "", style=style))
+            body: RenderableType = grid
+        else:
+            body = Text("\n".join(run), style=style)
+        blocks.append(Padding(body, (0, 0, 0, left)))
+    return blocks
+
+
+def _shape(line: str) -> tuple[int, bool]:
+    """(the line's own indent, whether it is a row of a table)."""
+    indent = len(line) - len(line.lstrip(" "))
+    return indent, bool(_TABLE_ROW.match(line[indent:]))
 
 
 def _one_line(text: str) -> str:
@@ -198,12 +236,12 @@ def _body(console: Console, item: Item, width: int, expanded: bool, p: Palette,
                          width, p.fold)
             return Lines([head, whole])
         shown = _head_item(item)
-        strips = _draw(console, _renderable(shown, False, p), width, p, recolour)
+        strips = _draw(console, _renderable(shown, False, p, width), width, p, recolour)
         hidden = max(0, chars - _size(shown)[0])
         note = _note(f"… {hidden:,} more characters not shown ({chars:,} in all) · Ctrl+O shows all",
                      width, p.fold)
         return strips[: MAX_ITEM_LINES - 1] + note
-    return _draw(console, _renderable(item, expanded, p), width, p, recolour)
+    return _draw(console, _renderable(item, expanded, p, width), width, p, recolour)
 
 
 def _with_gutter(body: Sequence[Strip], first_text: str, rest_text: str,

@@ -4,12 +4,14 @@ cut mid-way, never a title ending in a dangling " · "."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from rich.cells import cell_len
 
 from ikigai_tui.tui.fit import fit
 
-from .conftest import all_lines, conversation, idle, root_id, settle
+from .conftest import all_lines, conversation, idle, root_id, settle, type_text
 
 
 def test_fit_takes_the_first_wording_that_fits_and_cuts_only_after_a_word():
@@ -63,3 +65,52 @@ async def test_a_pane_title_never_ends_in_a_separator(bench, width):
         assert text in (full, full.rsplit(" · ", 1)[0], full.split(" · ")[0]) or text.endswith("…")
         if width >= 100:
             assert text == full
+
+
+async def _command_lines(bench, size, command: str) -> list[str]:
+    """The lines a command's entry draws in the scrollback at `size`, the command first."""
+    app = bench.app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await type_text(pilot, command)
+        await pilot.press("enter")
+        await idle(pilot)
+        lines = [line.rstrip() for line in all_lines(app.panes.active.scrollback)]
+    start = max(i for i, line in enumerate(lines) if line.startswith(command))
+    end = lines.index("", start)
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("size", [(60, 40), (48, 40)])
+async def test_wrapped_command_output_keeps_its_indent(bench, size):
+    async with bench.prep() as session:
+        await conversation(session, "a first question to have something in the context")
+    lines = await _command_lines(bench, size, "/context")
+    assert len(lines) > 9  # narrow: some lines wrapped
+    for line in lines[1:]:
+        assert line.startswith("  "), lines  # under the command, never at column 0
+
+
+@pytest.mark.parametrize("size", [(120, 40), (60, 40), (48, 40)])
+async def test_context_stays_a_table_in_a_narrow_pane(bench, size):
+    async with bench.prep() as session:
+        await conversation(session, "a first question to have something in the context")
+    lines = await _command_lines(bench, size, "/context")
+    rows = {label: next(line for line in lines if line.lstrip().startswith(label))
+            for label in ("system prompt", "tools", "summaries", "window", "outside window")}
+    # Each label starts in one column, and each figure ends in one (right-aligned).
+    starts = {len(line) - len(line.lstrip()) for line in rows.values()}
+    assert len(starts) == 1, rows
+    figures = {label: re.match(r" +[\d,]+", line[line.index(label) + len(label):])
+               for label, line in rows.items()}
+    assert all(figures.values()), rows
+    assert len({line.index(label) + len(label) + figures[label].end()
+                for label, line in rows.items()}) == 1, rows
+    # A note that wraps goes on in its own column, under its start.
+    outside = lines.index(rows["outside window"])
+    note_column = rows["outside window"].index("(")
+    for line in lines[outside + 1:]:
+        if not line.startswith(" " * note_column):
+            break
+        assert line[note_column] != " ", lines  # the note's next line, in its column
+    assert all(cell_len(line) <= size[0] for line in lines)
