@@ -15,6 +15,7 @@ made only when they come into view (`WrappedText`).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from itertools import groupby
 
@@ -28,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.strip import Strip
 
+from ikigai_tui.core.times import relative_times
 from ikigai_tui.tui.links import markdown, unlink_hidden
 from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.safe_text import sanitize
@@ -38,6 +40,7 @@ TOOL_PREVIEW = 80
 FOLD_CHARS = 16_000  # an item longer than this is folded to its first FOLD_CHARS...
 FOLD_LINES = 300  # ... or to its first FOLD_LINES lines
 MAX_ITEM_LINES = 1_000  # drawn lines of one folded item, at any width (a last guard)
+clock = time.time  # "now", for the times an entry says relative to it (core/times.py)
 OUTSIDE_BAR = "┊ "  # the left edge of a message out of the context
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_call", "tool_result"})  # have ids
 
@@ -72,7 +75,8 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80) -> Rend
         shown = text if expanded else _one_line(text)
         return Text.assemble(("  ◂ ", p.tool), (shown, style))
     if kind == "command":
-        output = [sanitize(str(line)) for line in item.meta.get("output", [])]
+        now = clock()  # "5 minutes ago" is said as of this drawing, not as logged
+        output = [sanitize(relative_times(str(line), now)) for line in item.meta.get("output", [])]
         if not output:
             return Text(text, style=p.command)
         return Group(Text(text, style=p.command), *_output_blocks(output, p.output, width))

@@ -5,10 +5,12 @@ cut mid-way, never a title ending in a dangling " · "."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from rich.cells import cell_len
 
+from ikigai_tui.tui import render
 from ikigai_tui.tui.fit import fit
 
 from .conftest import all_lines, conversation, idle, root_id, settle, type_text
@@ -114,3 +116,25 @@ async def test_context_stays_a_table_in_a_narrow_pane(bench, size):
             break
         assert line[note_column] != " ", lines  # the note's next line, in its column
     assert all(cell_len(line) <= size[0] for line in lines)
+
+
+async def test_a_time_relative_to_now_is_computed_when_shown(bench, monkeypatch):
+    async with bench.prep() as session:
+        await conversation(session, "first question")
+        await session.command(root_id(session), "/clear")
+        await session.command(root_id(session), "/undo")
+        events = await session.store.events(root_id(session))
+    logged = [e.payload["output"][0] for e in events if e.kind == "command"
+              and e.payload.get("text") == "/undo"][0]
+    assert "ago" not in logged and "just now" not in logged  # the log keeps the time only
+    made = [e.created_at for e in events if e.kind == "clear"][0]
+    for later, said in ((5, "just now"), (5 * 60 + 5, "5 minutes ago"), (2 * 3600 + 5, "2 hours ago")):
+        monkeypatch.setattr(render, "clock", lambda later=later: made + later)
+        app = bench.app()
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            text = " ".join(all_lines(app.panes.active.scrollback))
+        clock = time.strftime("%H:%M", time.localtime(made))
+        if time.localtime(made)[:3] != time.localtime(made + later)[:3]:
+            clock = time.strftime("%Y-%m-%d %H:%M", time.localtime(made))
+        assert f"Undid /clear (made at {clock}, {said})" in text, text
