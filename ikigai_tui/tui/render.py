@@ -14,6 +14,7 @@ made only when they come into view (`WrappedText`).
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Sequence
@@ -67,7 +68,7 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80) -> Rend
         return Text(text)
     if kind == "tool_call":
         name = sanitize(str(item.meta.get("name", "?")))
-        shown = text if expanded else _one_line(text)
+        shown = text if expanded else _one_line(_slash_command(item) or text)
         return Text.assemble(("  ▸ ", p.tool), (name, p.tool + Style(bold=True)),
                              (" " + shown, p.tool))
     if kind == "tool_result":
@@ -121,6 +122,21 @@ def _shape(line: str) -> tuple[int, bool]:
     """(the line's own indent, whether it is a row of a table)."""
     indent = len(line) - len(line.lstrip(" "))
     return indent, bool(_TABLE_ROW.match(line[indent:]))
+
+
+def _slash_command(item: Item) -> str | None:
+    """A call of the slash tool as the command it runs ("/send kid hello"): the model's
+    command shows once, as this line, and its output once, as the result."""
+    if item.meta.get("name") != "slash" or len(item.text) > FOLD_CHARS:
+        return None
+    try:
+        arguments = json.loads(item.text)
+    except ValueError:
+        return None
+    if not isinstance(arguments, dict) or not isinstance(arguments.get("command"), str):
+        return None
+    args = arguments.get("args")
+    return f"/{arguments['command'].lstrip('/')} {args if isinstance(args, str) else ''}".rstrip()
 
 
 def _one_line(text: str) -> str:

@@ -138,3 +138,22 @@ async def test_a_time_relative_to_now_is_computed_when_shown(bench, monkeypatch)
         if time.localtime(made)[:3] != time.localtime(made + later)[:3]:
             clock = time.strftime("%Y-%m-%d %H:%M", time.localtime(made))
         assert f"Undid /clear (made at {clock}, {said})" in text, text
+
+
+async def test_a_send_by_the_model_shows_once(bench):
+    async with bench.prep() as session:
+        await session.command(root_id(session), "/fork --name kid")
+    for reopened in (False, True):
+        app = bench.app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            if not reopened:  # the offline model calls its slash tool: /send kid hello kid
+                await type_text(pilot, "@slash send kid hello kid")
+                await pilot.press("enter")
+                await idle(pilot)
+            lines = [line.strip() for line in all_lines(app.panes.active.scrollback)]
+        said = [line for line in lines if "hello kid" in line and not line.startswith("›")]
+        assert said == ["▸ slash /send kid hello kid"], lines
+        sent = [line for line in lines if "Mail sent to kid" in line
+                and not line.startswith("Tool results")]  # (the offline model's reply)
+        assert len(sent) == 1 and sent[0].startswith("◂ Mail sent to kid"), lines
