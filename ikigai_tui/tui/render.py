@@ -31,6 +31,7 @@ from rich.text import Text
 from textual.strip import Strip
 
 from ikigai_tui.core.times import relative_times
+from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.links import markdown, unlink_hidden
 from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.safe_text import sanitize
@@ -83,8 +84,10 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80) -> Rend
         return Group(Text(text, style=p.command), *_output_blocks(output, p.output, width))
     if kind == "error":
         return Text(text if text.startswith("Error:") else f"Error: {text}", style=p.error)
-    if kind == "rule":
-        return Rule(text, style=p.rule, characters="─")
+    if kind == "rule":  # its words shortened to the width by whole parts, never cut
+        parts = text.strip().split(" · ")
+        words = fit([f" {' · '.join(parts[:n])} " for n in range(len(parts), 0, -1)], width - 4)
+        return Rule(words, style=p.rule, characters="─")
     return Text(text, style=p.note)
 
 

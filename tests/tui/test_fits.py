@@ -157,3 +157,20 @@ async def test_a_send_by_the_model_shows_once(bench):
         sent = [line for line in lines if "Mail sent to kid" in line
                 and not line.startswith("Tool results")]  # (the offline model's reply)
         assert len(sent) == 1 and sent[0].startswith("◂ Mail sent to kid"), lines
+
+
+@pytest.mark.parametrize("width", [120, 80, 66])
+async def test_the_window_rule_drops_whole_parts_of_its_words(bench, width):
+    async with bench.prep(budget=800) as session:
+        await conversation(session, "first question", "second question", "third question",
+                           "fourth question", "fifth question")
+    app = bench.app(budget=800)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await settle(pilot)
+        rules = [line.strip() for line in all_lines(app.panes.active.scrollback)
+                 if "window starts here" in line]
+    assert rules, "no window rule"
+    words = rules[0].strip("─ ")
+    assert re.fullmatch(r"window starts here( · \d+ older turns? not sent)?", words), rules
+    if width >= 100:
+        assert "older turn" in words
