@@ -89,8 +89,9 @@ class KeyBar(Widget, can_focus=False):
         zones: list[tuple[int, int, str]] = []
         x = 0
         for index, (key, display, description, enabled) in enumerate(entries):
-            if enabled:
-                pieces = [(f" {display} ", key_style), (f"{description}{pad}", description_style)]
+            if enabled:  # (the gap before the key unstyled: drawn as a gap in an SVG too)
+                pieces = [(" ", description_style), (f"{display} ", key_style),
+                          (f"{description}{pad}", description_style)]
             else:
                 pieces = [(f" {display} {description}{pad}", disabled_style)]
             width = sum(cell_len(text) for text, _ in pieces)
