@@ -20,6 +20,7 @@ from ikigai_tui.core.events import (
     CONTEXT_MESSAGE_KINDS, NOT_UNDOABLE_CHANGES, UNDOABLE_KINDS, EventRow,
 )
 from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.times import STAMP
 
 THREAD_ROWS = 20_000  # a longer log is replayed off the event loop
 TEXT_CHARS = 80  # of a command's text quoted in a line
@@ -49,9 +50,8 @@ async def undo(c: CommandContext) -> CommandResult:
         return await _undo_memory(c, target, history, index)
     undone = set(r.undone) | {t for t in claimed if isinstance(t, int)} | {target}
     after = await _replay_undoing(r, undone)
-    now = time.time()
     text = _quote(command_text(history, index))
-    lines = [f"Undid {text} ({await _when(c, target, kind, now)}): {_what_changes(r, after, kind, payload)}."]
+    lines = [f"Undid {text} ({await _when(c, target, kind)}): {_what_changes(r, after, kind, payload)}."]
     later = [row for row in history[index + 1:] if row[1] in NOT_UNDOABLE_CHANGES]
     if later:
         shown = ", ".join([_quote(command_text(history, bisect_left(history, row[0], key=itemgetter(0))))
@@ -77,7 +77,7 @@ async def _undo_memory(c: CommandContext, target: int, history: list[EventRow],
     except MemoryRefused as exc:
         raise CommandError(f"cannot undo {_quote(command_text(history, index))}: {exc}") from None
     c.add("undo", {"target": target})
-    made = await _when(c, target, "memory", time.time())
+    made = await _when(c, target, "memory")
     return CommandResult([f"Undid {_quote(command_text(history, index))} ({made}): {done}."])
 
 
@@ -131,29 +131,12 @@ def _quote(text: str) -> str:
     return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
 
 
-async def _when(c: CommandContext, event_id: int, kind: str, now: float) -> str:
+async def _when(c: CommandContext, event_id: int, kind: str) -> str:
     page = c.services.page
     found = await page(c.agent.id, [kind], after=event_id - 1, limit=1) if page else []
     if not found or found[0].id != event_id:
         return "made earlier"
-    return "made " + when(found[0].created_at, now)
-
-
-def when(ts: float, now: float) -> str:
-    """`14:02, 5 minutes ago`; the date too when it was not today."""
-    age = max(0.0, now - ts)
-    local, today = time.localtime(ts), time.localtime(now)
-    same_day = local[:3] == today[:3]
-    clock = time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", local)
-    if age < 60:
-        ago = "just now"
-    elif age < 3600:
-        ago = _plural(int(age // 60), "minute") + " ago"
-    elif age < 86400:
-        ago = _plural(int(age // 3600), "hour") + " ago"
-    else:
-        ago = _plural(int(age // 86400), "day") + " ago"
-    return f"at {clock}, {ago}"
+    return "made " + time.strftime(STAMP, time.localtime(found[0].created_at))
 
 
 # -- what comes back --------------------------------------------------------------------------

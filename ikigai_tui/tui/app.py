@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
@@ -31,7 +32,7 @@ from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
 from ikigai_tui.tui.history import typed_history
 from ikigai_tui.tui.main_screen import MainScreen
-from ikigai_tui.tui.keymap import APP_BINDINGS, check_keymap, key_names, keys_in_force
+from ikigai_tui.tui.keymap import APP_BINDINGS, binding_groups, check_keymap, key_name, key_names
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import MAX_PANES, Panes
@@ -97,6 +98,11 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self._history_agent: str | None = None
         self.place_keeper = PlaceKeeper(self, config)  # where the user left off
         self.tree_width: int | None = self.place_keeper.tree_width()  # None: the CSS's
+
+    def get_key_display(self, binding: Binding) -> str:
+        """Keys as they are pressed ("Ctrl+T", "Esc", "PgUp"), not Textual's "^t": the
+        footer and the palette's key panel name them as the welcome and Help do."""
+        return binding.key_display or key_name(binding.key)
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen()
@@ -347,8 +353,12 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
     # -- actions -----------------------------------------------------------------
 
     async def action_stop_reply(self) -> None:
-        """Esc: from the tree or a pane, back to the input; in the input, take back the
-        queued message if there is one, else stop the reply."""
+        """Esc: closes the key panel (the palette's "Keys"); from the tree or a pane, back to
+        the input; in the input, take back the queued message if there is one, else stop
+        the reply."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+            return
         if self.focused is not self.prompt_input:
             self.prompt_input.focus()
             return
@@ -360,11 +370,12 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             await self.session.cancel_turns([self.focused_agent])
 
     def action_help(self) -> None:
-        from ikigai_tui.tui.screens.help import HelpScreen
+        from ikigai_tui.tui.screens.help import HelpScreen, help_keys
         from ikigai_tui.core.command_table import REGISTRY
 
         commands = [(s.usage, s.summary, s.llm) for s in REGISTRY]
-        self.push_screen(HelpScreen(commands, keys_in_force(self.BINDINGS, self.keymap)))
+        bindings = binding_groups()["the main screen"]  # the app's, the input's, the palette's
+        self.push_screen(HelpScreen(commands, help_keys(bindings, self.keymap)))
 
     def on_resize(self, _event: events.Resize) -> None:
         self.fit_tree()  # a chosen width leaves the panes room in a smaller terminal too

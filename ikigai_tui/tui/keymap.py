@@ -212,20 +212,30 @@ def _name(binding: Binding) -> str:
     return f"'{binding.id}' ({binding.description or binding.action})"
 
 
-def keys_in_force(bindings: Iterable, keymap: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(keys, description) of each binding, with the user's keymap applied (for Help)."""
-    return [(keymap.get(b.id or "", b.key), b.description)
-            for b in bindings if isinstance(b, Binding)]
+def keys_in_force(bindings: Iterable, keymap: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(binding id, its keys with the user's keymap applied as key_name says them, joined
+    by " / ", description): one row per id, in the bindings' order (for Help)."""
+    rows: dict[str, tuple[list[str], str]] = {}
+    for b in bindings:
+        if isinstance(b, Binding):
+            keys = keys_of(keymap.get(b.id or "") or b.key)
+            rows.setdefault(b.id or b.action, ([], b.description))[0].extend(keys)
+    return [(name, " / ".join(dict.fromkeys(map(key_name, keys))), description)
+            for name, (keys, description) in rows.items()]
 
 
-_SPOKEN = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn"}
+_SPOKEN = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn", "delete": "Del",
+           "insert": "Ins"}
 
 
 def key_name(key: str) -> str:
-    """A key as the user calls it: "ctrl+t" -> "Ctrl+T", "f8" -> "F8", "escape" -> "Esc"."""
+    """A key as the user calls it: "ctrl+t" -> "Ctrl+T", "f8" -> "F8", "escape" -> "Esc".
+
+    The one naming of keys on screen: the welcome, the footer and the palette's key panel
+    (through IkigaiApp.get_key_display) and Help all say keys this way."""
     from textual.keys import key_to_character
 
-    *modifiers, name = key.split("+")
+    *modifiers, name = _normal(key).split("+")
     if name in _SPOKEN:
         spoken = _SPOKEN[name]
     elif len(name) == 1 or (name[:1] == "f" and name[1:].isdigit()):

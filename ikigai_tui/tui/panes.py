@@ -197,11 +197,11 @@ class Panes(Horizontal):
                 pane.scrollback.set_rule(None, "")
             pane.set_title(self._title(agent.id))
 
-    def _title(self, agent_id: str) -> str:
+    def _title(self, agent_id: str) -> tuple[str, ...]:
         session = self.session
         assert session is not None
         agent = session.tree[agent_id]
-        return f"{session.tree.label(agent_id)} · {agent.status} · {session.model_of(agent)}"
+        return (session.tree.label(agent_id), agent.status, session.model_of(agent))
 
 
 def rule_label(window) -> str:

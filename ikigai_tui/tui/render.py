@@ -14,16 +14,24 @@ made only when they come into view (`WrappedText`).
 
 from __future__ import annotations
 
+import json
+import re
+import time
 from collections.abc import Sequence
+from itertools import groupby
 
 from rich.cells import cell_len
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.rule import Rule
 from rich.segment import Segment
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 from textual.strip import Strip
 
+from ikigai_tui.core.times import relative_times
+from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.links import markdown, unlink_hidden
 from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.safe_text import sanitize
@@ -34,6 +42,7 @@ TOOL_PREVIEW = 80
 FOLD_CHARS = 16_000  # an item longer than this is folded to its first FOLD_CHARS...
 FOLD_LINES = 300  # ... or to its first FOLD_LINES lines
 MAX_ITEM_LINES = 1_000  # drawn lines of one folded item, at any width (a last guard)
+clock = time.time  # "now", for the times an entry says relative to it (core/times.py)
 OUTSIDE_BAR = "┊ "  # the left edge of a message out of the context
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_call", "tool_result"})  # have ids
 
@@ -43,7 +52,7 @@ def _kind_style(kind: str, p: Palette) -> Style | None:
             "error": p.error, "note": p.note}.get(kind)
 
 
-def _renderable(item: Item, expanded: bool, p: Palette) -> RenderableType:
+def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80) -> RenderableType:
     text = sanitize(item.text)
     kind = item.kind
     if kind == "user":
@@ -53,8 +62,6 @@ def _renderable(item: Item, expanded: bool, p: Palette) -> RenderableType:
     if kind == "assistant":
         body: RenderableType = markdown(text, p.code_theme) if text else Text("")
         if item.meta.get("interrupted"):
-            from rich.console import Group
-
             return Group(body, Text(f"[interrupted: {sanitize(str(item.meta.get('reason') or ''))}]",
                                     style=p.note))
         return body
@@ -62,7 +69,7 @@ def _renderable(item: Item, expanded: bool, p: Palette) -> RenderableType:
         return Text(text)
     if kind == "tool_call":
         name = sanitize(str(item.meta.get("name", "?")))
-        shown = text if expanded else _one_line(text)
+        shown = text if expanded else _one_line(_slash_command(item) or text)
         return Text.assemble(("  ▸ ", p.tool), (name, p.tool + Style(bold=True)),
                              (" " + shown, p.tool))
     if kind == "tool_result":
@@ -70,15 +77,69 @@ def _renderable(item: Item, expanded: bool, p: Palette) -> RenderableType:
         shown = text if expanded else _one_line(text)
         return Text.assemble(("  ◂ ", p.tool), (shown, style))
     if kind == "command":
-        out = Text(text, style=p.command)
-        for line in item.meta.get("output", []):
-            out.append("\n  " + sanitize(str(line)), style=p.output)
-        return out
+        now = clock()  # "5 minutes ago" is said as of this drawing, not as logged
+        output = [sanitize(relative_times(str(line), now)) for line in item.meta.get("output", [])]
+        if not output:
+            return Text(text, style=p.command)
+        return Group(Text(text, style=p.command), *_output_blocks(output, p.output, width))
     if kind == "error":
         return Text(text if text.startswith("Error:") else f"Error: {text}", style=p.error)
-    if kind == "rule":
-        return Rule(text, style=p.rule, characters="─")
+    if kind == "rule":  # its words shortened to the width by whole parts, never cut
+        parts = text.strip().split(" · ")
+        words = fit([f" {' · '.join(parts[:n])} " for n in range(len(parts), 0, -1)], width - 4)
+        return Rule(words, style=p.rule, characters="─")
     return Text(text, style=p.note)
+
+
+# A row of a table in command output (/context): "  label   1,234  (a note)".
+_TABLE_ROW = re.compile(r"^(?P<label>\S.*?) {2,}(?P<figure>[-\d,.$%~]+[KM]?)(?: {2,}(?P<note>.*))?$")
+
+
+def _output_blocks(lines: list[str], style: Style, width: int) -> list[RenderableType]:
+    """A command's output lines, indented by two: a line that wraps goes on under its own
+    start (a hanging indent, not column 0), and rows of figures stay a table whose
+    columns shrink to a narrow pane (labels cut with "…", notes wrapped in their column)."""
+    blocks: list[RenderableType] = []
+    for (indent, table), run in groupby(lines, key=lambda line: _shape(line)):
+        run = [line[indent:] for line in run]
+        left = min(2 + indent, width // 3)  # a narrow pane keeps most of its width for text
+        if table:
+            grid = Table(box=None, show_header=False, show_edge=False, pad_edge=False,
+                         padding=(0, 2, 0, 0), expand=False, style=style)
+            grid.add_column(no_wrap=True, overflow="ellipsis", min_width=4)
+            grid.add_column(justify="right", no_wrap=True)
+            grid.add_column(overflow="fold", ratio=1)
+            for line in run:
+                row = _TABLE_ROW.match(line)
+                assert row is not None
+                grid.add_row(Text(row["label"], style=style), Text(row["figure"], style=style),
+                             Text(row["note"] or "", style=style))
+            body: RenderableType = grid
+        else:
+            body = Text("\n".join(run), style=style)
+        blocks.append(Padding(body, (0, 0, 0, left)))
+    return blocks
+
+
+def _shape(line: str) -> tuple[int, bool]:
+    """(the line's own indent, whether it is a row of a table)."""
+    indent = len(line) - len(line.lstrip(" "))
+    return indent, bool(_TABLE_ROW.match(line[indent:]))
+
+
+def _slash_command(item: Item) -> str | None:
+    """A call of the slash tool as the command it runs ("/send kid hello"): the model's
+    command shows once, as this line, and its output once, as the result."""
+    if item.meta.get("name") != "slash" or len(item.text) > FOLD_CHARS:
+        return None
+    try:
+        arguments = json.loads(item.text)
+    except ValueError:
+        return None
+    if not isinstance(arguments, dict) or not isinstance(arguments.get("command"), str):
+        return None
+    args = arguments.get("args")
+    return f"/{arguments['command'].lstrip('/')} {args if isinstance(args, str) else ''}".rstrip()
 
 
 def _one_line(text: str) -> str:
@@ -198,12 +259,12 @@ def _body(console: Console, item: Item, width: int, expanded: bool, p: Palette,
                          width, p.fold)
             return Lines([head, whole])
         shown = _head_item(item)
-        strips = _draw(console, _renderable(shown, False, p), width, p, recolour)
+        strips = _draw(console, _renderable(shown, False, p, width), width, p, recolour)
         hidden = max(0, chars - _size(shown)[0])
         note = _note(f"… {hidden:,} more characters not shown ({chars:,} in all) · Ctrl+O shows all",
                      width, p.fold)
         return strips[: MAX_ITEM_LINES - 1] + note
-    return _draw(console, _renderable(item, expanded, p), width, p, recolour)
+    return _draw(console, _renderable(item, expanded, p, width), width, p, recolour)
 
 
 def _with_gutter(body: Sequence[Strip], first_text: str, rest_text: str,

@@ -31,6 +31,8 @@ def item_from_event(event: Event) -> Item | None:
         return Item(event.id, "tool_result", str(p.get("content") or ""),
                     {"error": bool(p.get("is_error"))})
     if event.kind == "command":
+        if p.get("source") == "llm":  # run by the slash tool: its call and result show it
+            return None
         return Item(event.id, "command", str(p.get("text") or ""),
                     {"output": list(p.get("output") or []), "source": p.get("source")})
     if event.kind == "error":

@@ -133,7 +133,7 @@ async def test_undo_clear(session):
     await session.command(root, "/clear")
     out = await session.command(root, "/undo")
     # Plain words: the command, when it was made, what comes back; no event ids.
-    assert re.fullmatch(r"Undid /clear \(made at \d\d:\d\d, just now\): 2 messages are back in the "
+    assert re.fullmatch(r"Undid /clear \(made \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\): 2 messages are back in the "
                         r"context \(0 -> 2 messages\)\.", out.lines[0]), out.lines
     assert await ids(session, root) == before
 

@@ -264,7 +264,7 @@ async def test_undo_mid_turn_takes_back_a_change_waiting_for_the_same_turn(slowe
     assert out.lines == ["Accepted; applied when this turn ends: Undid /clear (not applied yet)."]
     out = await session.command(root, "/undo")  # the next one walks further back
     assert out.lines[0].startswith("Accepted; applied when this turn ends: Undid /forget --ids "
-                                   f"{before[0]} (made at "), out.lines
+                                   f"{before[0]} (made 20"), out.lines
     assert "1 message is back in the context" in out.lines[0] and "event" not in out.lines[0]
     assert await task
     [clear] = await _events(session, root, "clear")

@@ -32,7 +32,7 @@ def test_log_and_export_show_the_record(ikigai, tmp_path):
     done = ikigai("--db", str(db), "run", "--script", str(script))
     assert done.returncode == 0, done.stderr
     undo_line = done.stdout.splitlines()[-1]
-    assert re.fullmatch(r"Undid /forget --ids 4-5 \(made at \d\d:\d\d, just now\): 2 messages are "
+    assert re.fullmatch(r"Undid /forget --ids 4-5 \(made \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\): 2 messages are "
                         r"back in the context \(4 -> 6 messages\)\. It had taken the context from "
                         r"6 messages \(~[\d,]+ tokens\) to 4 \(~[\d,]+\)\.", undo_line), undo_line
 
@@ -53,7 +53,7 @@ def test_log_and_export_show_the_record(ikigai, tmp_path):
     export = ikigai("--db", str(db), "export").stdout
     assert re.search(r"> Context change: forgot 2 messages by /forget --ids 4-5; context 6 -> 4 "
                      r"messages, ~[\d,]+ -> ~[\d,]+ tokens\.", export), export
-    assert "> `/undo` — Undid /forget --ids 4-5 (made at " in export
+    assert "> `/undo` — Undid /forget --ids 4-5 (made 20" in export
     data = json.loads(ikigai("--db", str(db), "export", "--format", "json").stdout)
     [exported] = [e for e in data["events"] if e["kind"] == "filter"]
     assert exported["payload"] == payload

@@ -72,7 +72,7 @@ async def test_view_then_edit_then_undo_and_the_files_survive_clear(hm, fake, fo
     assert (folder / "a.md").read_text() == "one\n2\n"  # outside the log: /clear keeps it
     await hm.session.command(hm.root, "/undo")  # the /clear
     result = await hm.session.command(hm.root, "/undo")  # the memory change
-    assert result.lines[0].startswith("Undid /memory str_replace /memories/a.md (made at ")
+    assert result.lines[0].startswith("Undid /memory str_replace /memories/a.md (made 20")
     assert "is back as it was" in result.lines[0]
     assert (folder / "a.md").read_text() == "one\ntwo\n"
     undo = (await hm.events(kind="undo"))[-1]

@@ -15,7 +15,7 @@ from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.integration.session_helpers import ids, talk
 
-WHEN = r"\(made at \d\d:\d\d, just now\)"
+WHEN = r"\(made \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)"  # the log keeps the time; "just now" is said when shown
 
 
 async def _turns(session, n: int) -> tuple[str, list[int]]:

@@ -174,8 +174,8 @@ async def test_a_keymap_override_moves_the_key_and_the_bar_and_help_follow(bench
         await idle(pilot)
         assert isinstance(app.screen, HelpScreen)
         rows = dict((d, k) for k, d in app.screen.query_one(HelpKeys)._key_rows)
-        assert rows["Help"] == "f10"
-        assert rows["Edit the input in $VISUAL / $EDITOR"] == "ctrl+g"
+        assert rows["Help"] == "F10"  # named as pressed, as the footer and the welcome do
+        assert rows["Edit the input in $VISUAL / $EDITOR"] == "Ctrl+G"
         # The close hint names the keys as the welcome does, not as the keymap spells them.
         assert "X · Esc  close" in str(app.screen.query_one(".hint").render())
         await pilot.press("q")  # no longer closes Help

@@ -17,11 +17,11 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ikigai_tui.tui.keymap import key_name, keys_of
+from ikigai_tui.tui.keymap import key_name, keys_in_force, keys_of
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
-__all__ = ["HelpScreen"]
+__all__ = ["HelpScreen", "help_keys"]
 
 STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 
@@ -139,6 +139,47 @@ class HelpKeys(HelpTable):
         return table
 
 
+# Keys of the main screen that no binding of ours holds: (keys as Textual names them, what
+# they do), listed with the bindings (help_keys); named on screen by keymap.key_name.
+UNBOUND_KEYS: tuple[tuple[str, str], ...] = (
+    ("up,down", "The input's history (what you sent this agent, commands too); in the "
+                "empty input, Up first takes back a queued message"),
+    ("tab", "Complete a command, mark name or agent"),
+    ("ctrl+c", "Copy the selected text (drag the mouse over a pane to select)"),
+)
+# Help's words for a binding where the footer's one or two are too few, by binding id.
+SAYS = {
+    "send": "Send (while the agent replies: queued, sent when the reply ends)",
+    "newline": "A new line in the input",
+    "stop-reply": "Take back the queued message to edit; else stop the reply (what "
+                  "arrived is kept); from the tree or a pane, back to the input",
+    "command-palette": "The command palette: every slash command, the theme, the key panel",
+    "agents": "The agent tree (Enter focuses the agent under the cursor)",
+    "parent": "Focus the parent agent",
+    "child": "Focus the first child agent",
+    "prev-sibling": "Focus the previous sibling",
+    "next-sibling": "Focus the next sibling",
+    "split": "Show another agent beside (the new pane is active)",
+    "next-pane": "The next pane",
+    "tools": "Expand or collapse tool calls and folded long entries",
+}
+# Help's order: the input's keys and the palette first, then the app's in their order.
+FIRST = ("send", "newline", "(unbound)", "stop-reply", "command-palette", "help")
+
+
+def help_keys(bindings: Iterable[Binding], keymap: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(keys, what they do) of every key of the main screen, for Help: the bindings in
+    force (`bindings`, the user's keymap applied) and the keys no binding holds."""
+    rows = {binding_id: (keys, SAYS.get(binding_id, description))
+            for binding_id, keys, description in keys_in_force(bindings, keymap)}
+    unbound = [(" / ".join(map(key_name, keys_of(keys))), what) for keys, what in UNBOUND_KEYS]
+    ordered: list[tuple[str, str]] = []
+    for binding_id in FIRST:
+        ordered.extend(unbound if binding_id == "(unbound)" else [rows.pop(binding_id)]
+                       if binding_id in rows else [])
+    return ordered + list(rows.values())
+
+
 class HelpScreen(ModalScreen[None]):
     """A scrollable help dialog. Esc, q or F1 close it."""
 
@@ -163,7 +204,9 @@ class HelpScreen(ModalScreen[None]):
             dialog.border_title = "Help"
             dialog.border_subtitle = "ikigai"
             with VerticalScroll(id="help-body"):
-                yield Static(Text("Commands"), classes="section -first")
+                yield Static(Text("Keys"), classes="section -first")
+                yield HelpKeys(self._key_rows, id="help-keys")
+                yield Static(Text("Commands"), classes="section")
                 yield HelpCommands(self._commands, id="help-commands")
                 yield Static(
                     Content.assemble(
@@ -172,8 +215,6 @@ class HelpScreen(ModalScreen[None]):
                     ),
                     classes="legend",
                 )
-                yield Static(Text("Keys"), classes="section")
-                yield HelpKeys(self._key_rows, id="help-keys")
                 yield Static(Text("Context"), classes="section")
                 for lead, body in CONTEXT_NOTES:
                     paragraph = Text()
@@ -181,7 +222,8 @@ class HelpScreen(ModalScreen[None]):
                     paragraph.append(" " + body)
                     yield Static(paragraph, classes="paragraph")
             close = close_keys(self.BINDINGS, getattr(self.app, "keymap", None) or {})
-            yield Static(Text(f"{close}  close      ↑ ↓ PgUp PgDn  scroll"), classes="hint")
+            scroll = " ".join(map(key_name, ("up", "down", "pageup", "pagedown")))
+            yield Static(Text(f"{close}  close      {scroll}  scroll"), classes="hint")
         yield KeyBar()  # this screen's keys, over the main screen's
 
     def action_close(self) -> None:

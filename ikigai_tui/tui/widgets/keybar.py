@@ -67,19 +67,33 @@ class KeyBar(Widget, can_focus=False):
         return shown
 
     def render(self) -> Content:
+        entries = self.entries()
+        palette_key = self.app.COMMAND_PALETTE_BINDING
+        last = entries[-1:] if entries and entries[-1][0] == palette_key else []
+        rest = entries[:len(entries) - len(last)]
+        # Too wide: one space between keys instead of two, then the last keys dropped
+        # (the palette's stays); never a key or a word cut at the edge.
+        for count in range(len(rest), -1, -1):
+            for pad in (" ", ""):
+                content = self._line([*rest[:count], *last], pad)
+                if content.cell_length <= self.size.width or not count and not pad:
+                    return content
+        return Content("")  # not reached: no entries at all is an empty line
+
+    def _line(self, entries: list[tuple[str, str, str, bool]], pad: str) -> Content:
         key_style = self.get_visual_style("keybar--key")
         description_style = self.get_visual_style("keybar--description")
         disabled_style = self.get_visual_style("keybar--disabled")
-        entries = self.entries()
         palette_key = self.app.COMMAND_PALETTE_BINDING
         parts: list[tuple[str, Style] | str] = []
         zones: list[tuple[int, int, str]] = []
         x = 0
         for index, (key, display, description, enabled) in enumerate(entries):
-            if enabled:
-                pieces = [(f" {display} ", key_style), (f"{description} ", description_style)]
+            if enabled:  # (the gap before the key unstyled: drawn as a gap in an SVG too)
+                pieces = [(" ", description_style), (f"{display} ", key_style),
+                          (f"{description}{pad}", description_style)]
             else:
-                pieces = [(f" {display} {description} ", disabled_style)]
+                pieces = [(f" {display} {description}{pad}", disabled_style)]
             width = sum(cell_len(text) for text, _ in pieces)
             if key == palette_key and index == len(entries) - 1:
                 gap = self.size.width - x - width  # the palette's key at the right end

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from textual.strip import Strip
 
+from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.palette import Palette
 from ikigai_tui.tui.render import MESSAGE_KINDS, render_item, render_label, render_text
 from ikigai_tui.tui.transcript import Item
@@ -58,13 +59,15 @@ def layout(items: Sequence[Item], strips: Sequence[Sequence[Strip]],
 
 def _label(decor: Decor, reason: str, hidden: int | None) -> list[Strip]:
     if hidden is None:
-        return render_label(f"⊘ {reason} · not in the context", decor.width,
-                            decor.palette.outside_label)
+        line = fit((f"⊘ {reason} · not in the context", f"⊘ {reason}"), decor.width)
+        return render_label(line, decor.width, decor.palette.outside_label)
     count = f"{hidden:,} message{'s' if hidden != 1 else ''}"
     toggle = decor.keys.get(HIDE_ID)
     shows = f" ({toggle} shows them)" if toggle else ""
-    return render_label(f"⊘ {count} {reason} · not in the context, hidden{shows}", decor.width,
-                        decor.palette.outside_label) + [Strip.blank(0)]
+    start = f"⊘ {count} {reason}"
+    line = fit((f"{start} · not in the context, hidden{shows}", f"{start} · hidden{shows}",
+                f"{start} · hidden", start), decor.width)  # shortened by words, not cut
+    return render_label(line, decor.width, decor.palette.outside_label) + [Strip.blank(0)]
 
 
 def _hidden_runs(items: Sequence[Item], decor: Decor) -> dict[int, int]:

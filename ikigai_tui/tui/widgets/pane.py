@@ -7,7 +7,25 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.widgets.scrollback import Page, Scrollback
+
+
+class PaneTitle(Static):
+    """The agent, its status, its model: what fits the width, dropped from the end by
+    whole parts (never a dangling " · " nor a word cut; fit.py)."""
+
+    _parts: tuple[str, ...] = ()
+
+    def show(self, parts: tuple[str, ...]) -> None:
+        if parts != self._parts:
+            self._parts = parts
+            self.refresh()
+
+    def render(self) -> Text:
+        parts = self._parts
+        wordings = [" · ".join(parts[:count]) for count in range(len(parts), 0, -1)]
+        return Text(fit(wordings, self.content_size.width or 1_000) if wordings else "")
 
 
 class AgentPane(Vertical):
@@ -21,11 +39,12 @@ class AgentPane(Vertical):
         super().__init__()
         self.agent_id = agent_id
         self.scrollback = Scrollback(agent_id, pages)
-        self.title = Static("", classes="pane-title")
+        self.title = PaneTitle("", classes="pane-title")
 
     def compose(self) -> ComposeResult:
         yield self.title
         yield self.scrollback
 
-    def set_title(self, text: str) -> None:
-        self.title.update(Text(text))
+    def set_title(self, parts: tuple[str, ...]) -> None:
+        """The title's parts (agent, status, model), shortened to the width by PaneTitle."""
+        self.title.show(parts)

@@ -35,6 +35,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+from ikigai_tui.tui.fit import fit
+from ikigai_tui.tui.keymap import key_name
 from ikigai_tui.tui.safe_text import sanitize
 
 __all__ = ["PromptInput"]
@@ -95,7 +97,6 @@ class PromptInput(TextArea):
             tab_behavior="focus",
             show_line_numbers=False,
             highlight_cursor_line=False,
-            placeholder="Message, or / for commands (Enter sends, Ctrl+J new line)",
         )
         self._completer = completer
         self._recall = recall
@@ -107,6 +108,8 @@ class PromptInput(TextArea):
         self._title_before_block: str | None = None
         self._send_keys: frozenset[str] = frozenset({"enter"})
         self._newline_keys: frozenset[str] = NEWLINE_KEYS
+        self._key_names = ("Enter", "Ctrl+J")  # the send and new-line keys, as the placeholder says them
+        self._fit_placeholder()
 
     # ---- public API -------------------------------------------------------------
 
@@ -146,6 +149,24 @@ class PromptInput(TextArea):
             self._send_keys = frozenset(keymap["send"].split(","))
         if "newline" in keymap:
             self._newline_keys = frozenset(keymap["newline"].split(","))
+        self._key_names = tuple(key_name(keymap.get(binding.id or "", binding.key).split(",")[0])
+                                for binding in self.BINDINGS)
+        self._fit_placeholder()
+
+    def _fit_placeholder(self) -> None:
+        """The longest placeholder that fits the input's width: shortened, never cut."""
+        send, newline = self._key_names
+        self.placeholder = fit((f"Message, or / for commands ({send} sends, {newline} new line)",
+                                f"Message, or / for commands ({send} sends)",
+                                "Message, or / for commands", "Message"),
+                               self.content_size.width or 1_000)
+
+    def on_resize(self) -> None:
+        self._fit_placeholder()
+        # Toasts sit at the bottom right of the screen, where the input is: they stack
+        # above it (and the footer under it) instead, so what is typed stays in view.
+        for rack in self.screen.query("#textual-toastrack"):
+            rack.styles.margin = (0, 0, 1 + self.outer_size.height, 0)
 
     def put_text(self, text: str) -> None:
         """Replace the whole text (the editor's result), the cursor at its end."""

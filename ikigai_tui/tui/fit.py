@@ -1,0 +1,31 @@
+"""Text shortened to a width by whole words: the first of several wordings that fits,
+else the last one cut after a word, with "…". Never a word cut in the middle (a line
+at 80 columns reads "hidden (F8 shows them)", not "hidden (F8 sh…")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.cells import cell_len
+
+__all__ = ["fit"]
+
+
+def fit(wordings: Sequence[str], width: int) -> str:
+    """The first of `wordings` (longest first) that fits `width` cells; else the last,
+    cut after its last whole word that fits (a single word too long: cut, with "…")."""
+    for text in wordings:
+        if cell_len(text) <= width:
+            return text
+    text = wordings[-1]
+    words = text.split(" ")
+    for count in range(len(words) - 1, 0, -1):
+        cut = " ".join(words[:count]).rstrip(" ·,;:(") + "…"
+        if cell_len(cut) <= width:
+            return cut
+    out = ""
+    for char in text:  # one word wider than the width: its start
+        if cell_len(out + char) >= width:
+            break
+        out += char
+    return out + "…" if width > 0 else ""

@@ -1,0 +1,160 @@
+"""Keys named one way (issue 23, item 8) and the footer, placeholder, toasts and key panel
+at small sizes (item 11): the welcome, the footer, F1 and the palette's key panel say a
+key as it is pressed ("Ctrl+T", "Esc", "PgUp"), never as Textual spells it ("^t",
+"escape", "ctrl+t"); what does not fit is shortened by whole words, never cut."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rich.cells import cell_len
+
+from ikigai_tui.tui.keymap import APP_BINDINGS, key_name, keys_of
+from ikigai_tui.tui.screens.help import HelpKeys, HelpScreen
+from ikigai_tui.tui.widgets.keybar import KeyBar
+
+from .conftest import SIZE, idle, settle, type_text
+
+# Keys as Textual or a keymap spells them: "^t", "ctrl+t", "escape", "pageup", "f1", "⏎".
+TEXTUAL_SPELLING = re.compile(
+    r"\^\w|\b(?:ctrl|alt|shift|escape|esc|pageup|pagedown|pgup|pgdn|enter|tab)\b"
+    r"|(?<![\w$])f\d{1,2}\b|[⏎⌫⌦⇥]")
+
+
+def screen_text(app) -> str:
+    """What the screen shows now, line by line (all layers, dialogs included)."""
+    lines = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in line) for line in lines)
+
+
+def misnamed(text: str) -> list[str]:
+    return sorted({m.group(0) for m in TEXTUAL_SPELLING.finditer(text)})
+
+
+async def test_the_welcome_the_footer_help_and_the_key_panel_name_keys_as_pressed(bench):
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = screen_text(app)
+        welcome, footer = main.splitlines()[2:-1], main.splitlines()[-1]
+        assert "Ctrl+T agents" in "\n".join(welcome) and "Esc stop a reply" in "\n".join(welcome)
+        assert " Enter Send" in footer and " Ctrl+T Agents" in footer
+        assert footer.rstrip().endswith("Ctrl+P palette")
+        assert misnamed(main) == []
+
+        await pilot.press("f1")
+        await idle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        help_text = screen_text(app)
+        for key in ("Enter", "Ctrl+J", "Ctrl+P", "Up / Down", "Tab", "Ctrl+C", "Esc", "F1"):
+            assert re.search(rf"│\s+{re.escape(key)}\s", help_text), key
+        assert "Esc · Q · F1  close" in help_text and "PgUp PgDn  scroll" in help_text
+        assert misnamed(help_text) == []
+        await pilot.press("escape")
+        await idle(pilot)
+
+        await pilot.press("ctrl+p")
+        await idle(pilot)
+        await type_text(pilot, "Keys")
+        await idle(pilot)
+        await pilot.press("enter")
+        await idle(pilot)
+        panel = screen_text(app)
+        assert app.screen.query("HelpPanel")
+        for key in ("Up", "PgUp", "Ctrl+PgDn", "Ctrl+A", "Backspace"):
+            assert re.search(rf"\s{re.escape(key)} ", panel), key
+        assert misnamed(panel) == []
+
+
+async def test_help_lists_every_key_first(bench):
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await idle(pilot)
+        body = app.screen.query_one("#help-body")
+        sections = [str(w.render()) for w in body.query(".section")]
+        assert sections[0] == "Keys"
+        rows = app.screen.query_one(HelpKeys)._key_rows
+        keys = [key for key, _ in rows]
+        assert keys[:2] == ["Enter", "Ctrl+J"]
+        for binding in APP_BINDINGS:  # every binding, shown in the footer or not
+            assert any(key_name(keys_of(binding.key)[0]) in k.split(" / ") for k in keys)
+        says = dict(rows)
+        assert "history" in says["Up / Down"] and "queued" in says["Up / Down"]
+        assert "complete" in says["Tab"].lower() and "copy" in says["Ctrl+C"].lower()
+        assert "queued" in says["Esc"] and "palette" in says["Ctrl+P"]
+
+
+async def test_esc_closes_the_palettes_key_panel(bench):
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.action_show_help_panel()
+        await idle(pilot)
+        assert app.screen.query("HelpPanel")
+        await pilot.press("escape")
+        await idle(pilot)
+        assert not app.screen.query("HelpPanel")
+        assert app.focused is app.prompt_input
+
+
+@pytest.mark.parametrize("width", [120, 80, 60])
+async def test_the_footer_drops_whole_keys_and_keeps_the_palettes(bench, width):
+    app = bench.app()
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        bar = app.query_one(KeyBar)
+        entries = [(display, description) for _, display, description, _ in bar.entries()]
+        assert footer.rstrip().endswith(" ".join(entries[-1]))
+        shown = re.sub(r"\s+", " ", footer[:footer.rindex(entries[-1][0])]).strip()
+        expected = ""
+        for display, description in entries[:-1]:  # a prefix of the keys, each whole
+            longer = f"{expected} {display} {description}".strip()
+            if not shown.startswith(longer):
+                break
+            expected = longer
+        assert shown == expected
+        assert expected.startswith("Enter Send Ctrl+J New line")
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24), (60, 20)])
+async def test_the_placeholder_is_shortened_to_its_width_not_cut(bench, size):
+    app = bench.app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        prompt = app.prompt_input
+        placeholder = str(prompt.placeholder)
+        assert cell_len(placeholder) <= prompt.content_size.width
+        assert placeholder.startswith("Message")
+        row = screen_text(app).splitlines()[prompt.content_region.y]
+        assert placeholder in row
+        if size[0] >= 100:
+            assert placeholder == "Message, or / for commands (Enter sends, Ctrl+J new line)"
+
+
+async def test_the_placeholder_names_the_keys_of_the_keymap(bench):
+    (bench.tmp_path / "no-config.toml").write_text('[keymap]\nsend = "ctrl+s"\n', encoding="utf-8")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert str(app.prompt_input.placeholder) == (
+            "Message, or / for commands (Ctrl+S sends, Ctrl+J new line)")
+
+
+@pytest.mark.parametrize("lines", [0, 4])
+async def test_toasts_stay_above_the_input(bench, lines):
+    app = bench.app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        for _ in range(lines):
+            await pilot.press("ctrl+j")
+        await idle(pilot)
+        app.notify("A toast long enough to wrap over two or three lines of the rack " * 2)
+        await idle(pilot)
+        toast = app.screen.query_one("Toast")
+        prompt = app.prompt_input.region
+        assert toast.region.bottom <= prompt.y
+        assert toast.region.height >= 3
