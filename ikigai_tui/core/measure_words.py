@@ -6,7 +6,7 @@ gauge, the auto-compaction warning and note, `/context`, `ikigai context`) is ma
   input limit: `Sent: ~1.9K of 2K window · 1% of 200K`.
 - **history**: the whole context, the turns the window prunes (no longer sent) included.
   It is what `compact_warn` and `compact_at` measure, against the window (or the model's
-  input limit with the window off): `History 3.2K over a 2K window (163%), 1.9K sent`.
+  input limit with the window off): `History 3.2K over the 2K window (163%), 1.9K sent`.
 - **window**: the sliding window's size in tokens (set by `sliding_context_tokens` or
   `/budget`); "window off" when it is disabled.
 
@@ -58,16 +58,16 @@ def sent_and_history(sent: int, history: int, limit: int, budget: int, exact: bo
 
 
 def _history_against(history: int, base: int, budget: int) -> str:
-    """`3.2K over a 2K window (163%)`, `1.9K of a 2K window (95%)`, or against the model's
-    input limit with the window off: `170K of a 200K input limit (85%)`."""
+    """`3.2K over the 2K window (163%)`, `1.9K of the 2K window (95%)`, or against the model's
+    input limit with the window off: `170K of the 200K input limit (85%)`."""
     share = f"{math.floor(100 * history / base)}%" if base > 0 else "?"
     what = "window" if budget > 0 else "input limit"
     word = "over" if history > base else "of"
-    return f"{format_tokens(history)} {word} a {format_tokens(base)} {what} ({share})"
+    return f"{format_tokens(history)} {word} the {format_tokens(base)} {what} ({share})"
 
 
 def history_warning(history: int, sent: int, budget: int, limit: int) -> str:
-    """compact_warn's line: `History 3.2K over a 2K window (163%), 1.9K sent: /compact or
+    """compact_warn's line: `History 3.2K over the 2K window (163%), 1.9K sent: /compact or
     /forget to make room`. When all of it is sent (nothing pruned, or the window off),
     no second figure."""
     base = budget or limit

@@ -71,7 +71,7 @@ async def test_the_warning_comes_once_per_crossing_and_off_never_compacts(make, 
         if n == 10:
             await h.session.command(h.root, "/clear")  # usage drops below; then rises back
     assert crossings == 2, shares
-    assert lines(h, "warning")[0].startswith("History ") and " of a 4K window (8" in \
+    assert lines(h, "warning")[0].startswith("History ") and " of the 4K window (8" in \
         lines(h, "warning")[0] and ": /compact or /forget to make room" in lines(h, "warning")[0]
     assert max(shares) >= 0.9 and provider.compactions == 0  # off: never compacts
     assert await h.events(kind="compact") == []

@@ -51,7 +51,7 @@ async def test_sent_and_history_have_one_name_each_everywhere(db_path):
 
         [warning] = [n.text for n in notices if n.kind == "warning"]
         share = math.floor(100 * history / BUDGET)
-        assert warning == (f"History {whole} over a 2K window ({share}%), {sent} sent: "
+        assert warning == (f"History {whole} over the 2K window ({share}%), {sent} sent: "
                            "/compact or /forget to make room")
         gauge = gauge_text(w.tokens, w.limit, w.percent, w.exact, w.budget, w.pruned_turns).plain
         assert gauge.startswith(f"Sent: ~{sent} of 2K window · 1% of 200K"), gauge
