@@ -250,8 +250,9 @@ class PreviewList(ScrollView, can_focus=True):
         self.refresh()
 
     def _refresh_item(self, index: int) -> None:
-        first = self.line_map.item_line[index] - int(self.scroll_offset.y)
-        self.refresh_lines(first, self.line_map.lines_of(index))
+        # refresh_lines takes the line of the list (virtual) and subtracts the scroll
+        # offset itself: subtracting it here too repainted rows above the ones changed.
+        self.refresh_lines(self.line_map.item_line[index], self.line_map.lines_of(index))
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
