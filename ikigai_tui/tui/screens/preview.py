@@ -31,6 +31,15 @@ STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
 HINT = "space toggle · a all · n none · v view · ⏎ apply · esc cancel"
+HINT_GROUPED = "space tick (header: exchange) · a all · n none · v view · ⏎ apply · esc"
+
+# The totals' second line when exchanges are split (a question without its answer, or
+# the reverse): what happens to each part, by mode. Short: it must fit at 80 columns.
+SPLIT_PARTS = {
+    "remove": "part goes, part stays",
+    "keep": "part stays, part goes",
+    "restore": "part comes back, part stays out",
+}
 
 MODE_LINES = {
     "remove": "Checked messages leave the context. The log keeps them; /undo brings them back.",
@@ -119,7 +128,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
             yield Static(self._totals_text(), id="preview-totals")
             yield Static("", id="preview-notice")
             with Horizontal(id="preview-buttons"):
-                yield Static(Text(HINT), classes="hint")
+                yield Static(Text(HINT_GROUPED if items.grouped else HINT), classes="hint")
                 yield Button(plain(self._apply_label), variant="primary", id="preview-apply", compact=True)
                 yield Button("Cancel", id="preview-cancel", compact=True)
         yield KeyBar()  # this screen's keys, over the main screen's
@@ -171,6 +180,14 @@ class PreviewScreen(ModalScreen[list[int] | None]):
                 items.total_tokens - items.checked_tokens + self._unlisted[1])
 
     def _totals_text(self) -> Text:
+        text = self._totals_line()
+        split = self._list.split_count
+        if split:
+            text.append(f"\n⚠ {plural(split, 'exchange')} split: {SPLIT_PARTS[self._mode]}",
+                        style="bold")
+        return text
+
+    def _totals_line(self) -> Text:
         items = self._list
         messages, tokens = self.leaving()
         if self._mode == "restore":
