@@ -222,7 +222,9 @@ async def test_space_on_a_header_ticks_the_whole_exchange():
         await pilot.pause()
         assert screen.checked_ids == [40, 41, 57, 58]
         assert lines(screen)[0].startswith("▐X▌ exchange #40")
-        assert "split" not in text_of(screen, "#preview-totals")
+        # No exchange split: the totals' second line says how to tick one whole.
+        assert text_of(screen, "#preview-totals").splitlines()[1] == (
+            "Space on an exchange's header ticks (or unticks) all of it.")
 
 
 async def test_a_message_ticked_alone_splits_its_exchange_and_the_totals_say_so():
@@ -273,7 +275,7 @@ async def test_keep_mode_counts_what_leaves_including_the_unlisted():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         screen = app.screen
-        assert text_of(screen, "#preview-totals") == (
+        assert text_of(screen, "#preview-totals").splitlines()[0] == (
             "4 of 5 selected to stay · 121 messages (9,012 tokens) leave"
             " · context: 20,000 → 10,988 tokens")
         await pilot.press("space")  # #40 leaves too

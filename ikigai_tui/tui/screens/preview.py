@@ -31,7 +31,10 @@ STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
 HINT = "space toggle · a all · n none · v view · ⏎ apply · esc cancel"
-HINT_GROUPED = "space tick (header: exchange) · a all · n none · v view · ⏎ apply · esc"
+# The totals' second line when the items are grouped by exchange: how to tick one whole,
+# or the warning below. Always there, so that the dialog's layout does not change (and
+# the list repaint whole) when the first exchange is split or the last one mended.
+EXCHANGE_HINT = "Space on an exchange's header ticks (or unticks) all of it."
 
 # The totals' second line when exchanges are split (a question without its answer, or
 # the reverse): what happens to each part, by mode. Short: it must fit at 80 columns.
@@ -128,7 +131,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
             yield Static(self._totals_text(), id="preview-totals")
             yield Static("", id="preview-notice")
             with Horizontal(id="preview-buttons"):
-                yield Static(Text(HINT_GROUPED if items.grouped else HINT), classes="hint")
+                yield Static(Text(HINT), classes="hint")
                 yield Button(plain(self._apply_label), variant="primary", id="preview-apply", compact=True)
                 yield Button("Cancel", id="preview-cancel", compact=True)
         yield KeyBar()  # this screen's keys, over the main screen's
@@ -185,6 +188,8 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         if split:
             text.append(f"\n⚠ {plural(split, 'exchange')} split: {SPLIT_PARTS[self._mode]}",
                         style="bold")
+        elif self._list.grouped:
+            text.append(f"\n{EXCHANGE_HINT}")
         return text
 
     def _totals_line(self) -> Text:
