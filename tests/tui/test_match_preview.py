@@ -4,14 +4,18 @@ items in one line-based list."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import pytest
-from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Static
 
 from ikigai_tui.tui.safe_text import C1_PLACEHOLDER
 from ikigai_tui.tui.screens.message_view import SHOWN_MAX, MessageScreen
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewList, PreviewScreen
+
+from .harness import Harness
 
 SIZE = (120, 40)
 BEFORE = 20_000
@@ -30,18 +34,6 @@ MATCHES = [
 FULL_TEXT = {41: "Here is a first schema:\n\nCREATE TABLE orders (\n  id integer\n)\n\x1b[2Jdone"}
 
 
-class Harness(App[None]):
-    """Pushes one screen and records what it is dismissed with."""
-
-    def __init__(self, under_test: Screen) -> None:
-        super().__init__()
-        self.under_test = under_test
-        self.results: list[object] = []
-
-    def on_mount(self) -> None:
-        self.push_screen(self.under_test, self.results.append)
-
-
 async def load_text(message_id: int) -> str:
     return FULL_TEXT[message_id]
 
@@ -50,6 +42,15 @@ def matches(**kwargs) -> PreviewScreen:
     kwargs.setdefault("matcher", "local (words + meaning)")
     kwargs.setdefault("criteria", "database schema")
     return PreviewScreen("Forget: review the messages", MATCHES, BEFORE, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def opened(screen: PreviewScreen) -> AsyncIterator[tuple[Harness, object]]:
+    """The preview open and drawn: (its app, the pilot)."""
+    app = Harness(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        yield app, pilot
 
 
 def lines(screen: PreviewScreen) -> list[str]:
@@ -189,9 +190,7 @@ async def test_space_a_and_n_with_groups_return_the_right_ids():
 
 
 async def test_clicking_a_row_toggles_it_and_a_header_its_exchange():
-    app = Harness(matches())
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+    async with opened(matches()) as (app, pilot):
         screen = app.screen
         items = screen.preview_list
         assert await pilot.click(PreviewList, offset=(10, 0))  # the first header
@@ -208,9 +207,7 @@ async def test_clicking_a_row_toggles_it_and_a_header_its_exchange():
 
 
 async def test_space_on_a_header_ticks_the_whole_exchange():
-    app = Harness(matches())
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+    async with opened(matches()) as (app, pilot):
         screen = app.screen
         items = screen.preview_list
         await pilot.press("up", "space")  # on #40's header: all of it was ticked, none is now
@@ -228,9 +225,7 @@ async def test_space_on_a_header_ticks_the_whole_exchange():
 
 
 async def test_a_message_ticked_alone_splits_its_exchange_and_the_totals_say_so():
-    app = Harness(matches())
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+    async with opened(matches()) as (app, pilot):
         screen = app.screen
         items = screen.preview_list
         await pilot.press("down", "space")  # #41, the answer, stays; its question #40 goes
@@ -258,9 +253,7 @@ async def test_a_message_ticked_alone_splits_its_exchange_and_the_totals_say_so(
 @pytest.mark.parametrize(("mode", "says"), [
     ("keep", "part stays, part goes"), ("restore", "part comes back, part stays out")])
 async def test_the_split_warning_says_what_each_part_does(mode, says):
-    app = Harness(matches(mode=mode))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+    async with opened(matches(mode=mode)) as (app, pilot):
         await pilot.press("space")  # #40 alone
         await pilot.pause()
         assert f"⚠ 1 exchange split: {says}" in text_of(app.screen, "#preview-totals")

@@ -14,25 +14,15 @@ import random
 
 import pytest
 from textual.app import App
-from textual.screen import Screen
 
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewList, PreviewScreen
 
+from .harness import Harness
 from .preview_screen import mismatches
 
 ROLES = ["user", "assistant", "tool_call", "tool_result"]
 KEYS = ["up", "down", "pageup", "pagedown", "home", "end", "space", "space", "a", "n"]
 SIZES = [(80, 24), (120, 40), (100, 30)]
-
-
-class Harness(App[None]):
-    def __init__(self, under_test: Screen) -> None:
-        super().__init__()
-        self.under_test = under_test
-        self.results: list[object] = []
-
-    def on_mount(self) -> None:
-        self.push_screen(self.under_test, self.results.append)
 
 
 def topics(count: int = 30, seed: int = 7) -> list[PreviewItem]:
