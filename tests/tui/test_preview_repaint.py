@@ -81,3 +81,40 @@ async def test_random_keys_show_the_state(size, seed):
     rng = random.Random(seed * 1000 + size[0])
     keys = [rng.choice(KEYS) for _ in range(24)]
     await run_keys(size, keys, topics(90, seed))
+
+
+async def test_resizing_keeps_the_screen_right():
+    """A resize changes the list's height (and where the cursor's row is drawn): the rows
+    still show the state after it, and keys after it repaint the right rows."""
+    screen = PreviewScreen("Forget: review the messages", topics(90), 50_000, criteria="cooking")
+    app = Harness(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        lst = screen.preview_list
+        await pilot.press(*["pagedown"] * 3, "space", "up", "space")
+        await pilot.pause()
+        check(app, lst, "scrolled, before resizing")
+        for size in [(80, 24), (100, 30), (120, 40)]:
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            await pilot.pause()
+            check(app, lst, f"resized to {size}")
+            for key in ["up", "space", "down", "down", "space"]:
+                await pilot.press(key)
+                await pilot.pause()
+                check(app, lst, f"at {size}, after {key}")
+
+
+def test_scrolled_preview_after_the_trials_keys(snap_compare):
+    """The picture of the trial's keys at 80x24: End, Up, Space, Space (#29 unticked and
+    ticked again), Up (onto exchange #29's header), Space (the whole exchange unticked):
+    the boxes and the highlight as the state has them, the list scrolled to its end."""
+    screen = PreviewScreen("Forget: review the messages", topics(), 50_000, criteria="cooking")
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await pilot.press("end", "up", "space", "space", "up", "space")
+        await pilot.pause()
+        assert not mismatches(pilot.app, screen.preview_list)
+
+    assert snap_compare(Harness(screen), terminal_size=(80, 24), run_before=run_before)
