@@ -148,10 +148,12 @@ def _refusal(c: CommandContext, event: Event, standing: Standing) -> str:
 
 
 async def propose(c: CommandContext, events: list[Event], states: list[Standing], *,
-                  dry_run: bool = False, review: bool = False,
-                  query: str | None = None) -> RestoreProposal | CommandResult:
+                  dry_run: bool = False, review: bool = False, query: str | None = None,
+                  exchanges: dict[int, int] | None = None) -> RestoreProposal | CommandResult:
     """The proposal to bring back the restorable ones among `events` (with their tool-call
-    partners); a plain answer when none is."""
+    partners); a plain answer when none is. `exchanges` (message id -> the id of its
+    exchange's question, from /recall) groups the items by exchange; a partner goes with
+    the message it comes with."""
     r = c.replayer
     notes = _notes([(e, s) for e, s in zip(events, states) if s.status != OUT])
     back = [(e, s) for e, s in zip(events, states) if s.status == OUT]
@@ -159,6 +161,7 @@ async def propose(c: CommandContext, events: list[Event], states: list[Standing]
         return CommandResult(["Nothing to restore: " + "; ".join(notes[:SHOWN]) + "."
                               if notes else "Nothing to restore."], data=[])
     chosen = {e.id for e, _s in back}
+    exchange = dict(exchanges or {})
     partners: dict[int, int] = {}
     extra: list[tuple[Event, Standing]] = []
     for event, _s in back:
@@ -166,6 +169,8 @@ async def propose(c: CommandContext, events: list[Event], states: list[Standing]
         if partner is None or partner.id in r.ctx:
             continue
         partners[event.id] = partner.id
+        if event.id in exchange:
+            exchange.setdefault(partner.id, exchange[event.id])
         if partner.id not in chosen:
             chosen.add(partner.id)
             extra.append((partner, Standing(f"tool-call partner of #{event.id}", OUT)))
@@ -175,7 +180,7 @@ async def propose(c: CommandContext, events: list[Event], states: list[Standing]
     for event, standing in sorted(back + extra, key=lambda es: es[0].id):
         tokens = counter.scale(counter.message(event.kind, event.payload))
         items.append(ProposalItem(event.id, event.kind, first_line(event), tokens, True,
-                                  standing.state))
+                                  standing.state, exchange.get(event.id)))
         if r.message_row(event.id) is None:  # an ancestor's, from outside the inheritance
             outlines[event.id] = (event.id, event.kind, dict(outline(event.kind, event.payload)))
     tokens_before = (await c.services.measure(c.agent.id)).tokens

@@ -61,3 +61,31 @@ def test_pruned_messages_are_found_and_said_to_be_outside_the_window(tmp_path):
     assert not first["in_window"]
     states = _states("\n".join(cli.ok("/recall kiwi 0")))
     assert states[first["id"]] == "pruned by the window (not sent)"
+
+
+def test_a_reply_is_listed_with_its_question_and_comes_back_with_it(tmp_path):
+    """Issue 23: a recalled reply brings its question, so that the context never holds an
+    answer to nothing (or two user messages in a row)."""
+    cli = Cli(tmp_path / "q.db")
+    cli.ok("zebra one", "okapi two", "zebra three")
+    question = _user_ids(cli)["okapi two"]
+    reply = question + 1
+    assert [e["kind"] for e in cli.log() if e["id"] == reply] == ["assistant"]
+    cli.ok(f"/forget --ids {question},{reply}")
+
+    # "said" is in the offline reply ("You said: ..."), not in the question.
+    out = cli.ok("/recall said okapi")
+    assert out[0] == '1 message matches "said okapi":'
+    listed = [line for line in out if line.startswith("  #")]
+    assert listed[0].startswith(f"  #{question} user · forgotten by ")
+    assert f" · question of #{reply} · okapi two" in listed[0]
+    assert listed[1].startswith(f"  #{reply} assistant · forgotten by ")
+
+    dry = cli.ok("/recall said okapi --restore --dry-run")
+    assert dry[0].startswith("Would bring back 2 messages")
+    cli.ok("/recall said okapi --restore")
+    ids = [m["id"] for m in cli.context()["messages"]]
+    assert question in ids and reply in ids
+    (restore,) = [e["payload"] for e in cli.log() if e["kind"] == "filter"
+                  and e["payload"]["mode"] == "restore"]
+    assert restore["ids"] == [question, reply]

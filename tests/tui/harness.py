@@ -1,5 +1,6 @@
 """Shared bits of the widget harness tests: the terminal size, the widgets' stylesheet,
-and optional screenshots (set IKIGAI_WIDGET_SCREENSHOTS to a folder to look at them)."""
+an app that pushes the screen under test, and optional screenshots (set
+IKIGAI_WIDGET_SCREENSHOTS to a folder to look at them)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from pathlib import Path
 
 from textual.app import App
+from textual.screen import Screen
 
 import ikigai_tui
 
@@ -19,3 +21,15 @@ def screenshot(app: App, name: str) -> None:
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
         app.save_screenshot(filename=f"{name}.svg", path=SCREENSHOTS)
+
+
+class Harness(App[None]):
+    """Pushes one screen and records what it is dismissed with."""
+
+    def __init__(self, under_test: Screen) -> None:
+        super().__init__()
+        self.under_test = under_test
+        self.results: list[object] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(self.under_test, self.results.append)

@@ -4,14 +4,18 @@ items in one line-based list."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import pytest
-from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Static
 
 from ikigai_tui.tui.safe_text import C1_PLACEHOLDER
 from ikigai_tui.tui.screens.message_view import SHOWN_MAX, MessageScreen
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewList, PreviewScreen
+
+from .harness import Harness
 
 SIZE = (120, 40)
 BEFORE = 20_000
@@ -30,18 +34,6 @@ MATCHES = [
 FULL_TEXT = {41: "Here is a first schema:\n\nCREATE TABLE orders (\n  id integer\n)\n\x1b[2Jdone"}
 
 
-class Harness(App[None]):
-    """Pushes one screen and records what it is dismissed with."""
-
-    def __init__(self, under_test: Screen) -> None:
-        super().__init__()
-        self.under_test = under_test
-        self.results: list[object] = []
-
-    def on_mount(self) -> None:
-        self.push_screen(self.under_test, self.results.append)
-
-
 async def load_text(message_id: int) -> str:
     return FULL_TEXT[message_id]
 
@@ -50,6 +42,15 @@ def matches(**kwargs) -> PreviewScreen:
     kwargs.setdefault("matcher", "local (words + meaning)")
     kwargs.setdefault("criteria", "database schema")
     return PreviewScreen("Forget: review the messages", MATCHES, BEFORE, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def opened(screen: PreviewScreen) -> AsyncIterator[tuple[Harness, object]]:
+    """The preview open and drawn: (its app, the pilot)."""
+    app = Harness(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        yield app, pilot
 
 
 def lines(screen: PreviewScreen) -> list[str]:
@@ -69,10 +70,11 @@ async def test_items_are_grouped_by_exchange_with_their_reasons():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         shown = lines(app.screen)
-        assert [line for line in shown if line.startswith("exchange")] == [
-            "exchange #40 · 2 messages · 451 tokens",
-            "exchange #55 · 2 messages · 48 tokens",
-            "exchange #90 · 1 message · 12 tokens",
+        # Each header's box shows its exchange's ticks: all of #40 and #55, none of #90.
+        assert [line for line in shown if "exchange" in line] == [
+            "▐X▌ exchange #40 · 2 messages · 451 tokens",
+            "▐X▌ exchange #55 · 2 messages · 48 tokens",
+            "▐ ▌ exchange #90 · 1 message · 12 tokens",
         ]
         # header, row, reason, row, reason | header, row, reason, row | header, row, reason
         assert len(shown) == 12
@@ -80,7 +82,7 @@ async def test_items_are_grouped_by_exchange_with_their_reasons():
         assert shown[2].strip() == "↳ asks for the schema"
         assert shown[4].strip() == "↳ proposes the tables"
         assert shown[8].split()[1:4] == ["#58", "tool_result", "3"]  # no reason line after it
-        assert shown[9].startswith("exchange #90")
+        assert shown[9].startswith("▐ ▌ exchange #90")
         # The box is drawn either way, ticked and unticked differ by glyph (not only colour).
         assert "▐X▌" in shown[1] and "▐ ▌" in shown[10]
 
@@ -137,24 +139,33 @@ async def test_untrusted_reason_and_criteria_are_inert():
 # ---- keys over groups ----
 
 
-async def test_the_cursor_walks_items_and_never_lands_on_a_header():
+def row(items: PreviewList) -> int | str:
+    """The row under the cursor: an item's id, or "x" and the exchange of a header."""
+    if items.current is not None:
+        return items.current.id
+    return "x" + items.line_map.headers[items.cursor_group].split()[1].lstrip("#")
+
+
+async def test_the_cursor_walks_items_and_the_exchanges_headers():
     app = Harness(matches())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         items = app.screen.preview_list
-        seen = [items.current.id]
-        for _ in range(6):  # one more than there are items: stays on the last
+        seen = [row(items)]  # it opens on the first message, under its header
+        for _ in range(7):  # one more than there are rows below: stays on the last
             await pilot.press("down")
-            seen.append(items.current.id)
-        assert seen == [40, 41, 57, 58, 90, 90, 90]
+            seen.append(row(items))
+        assert seen == [40, 41, "x55", 57, 58, "x90", 90, 90]
         await pilot.press("up", "up")
-        assert items.current.id == 57
+        assert row(items) == 58
         await pilot.press("home")
-        assert items.current.id == 40
+        assert row(items) == "x40"
         await pilot.press("end")
-        assert items.current.id == 90
+        assert row(items) == 90
         await pilot.press("pageup")
-        assert items.current.id == 40
+        assert row(items) == "x40"
+        await pilot.press("pagedown")
+        assert row(items) == 90
 
 
 async def test_space_a_and_n_with_groups_return_the_right_ids():
@@ -162,8 +173,8 @@ async def test_space_a_and_n_with_groups_return_the_right_ids():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         screen = app.screen
-        await pilot.press("down", "down", "space")  # #57, past the first group's header
-        await pilot.press("down", "down", "space")  # #90 ticked
+        await pilot.press("down", "down", "down", "space")  # #57, past #55's header
+        await pilot.press("down", "down", "down", "space")  # #90 ticked, past its header
         await pilot.pause()
         assert screen.checked_ids == [40, 41, 58, 90]
         assert text_of(screen, "#preview-totals").startswith("4 of 5 selected · removes 466 tokens")
@@ -173,24 +184,79 @@ async def test_space_a_and_n_with_groups_return_the_right_ids():
         await pilot.press("a")
         await pilot.pause()
         assert screen.checked_ids == [40, 41, 57, 58, 90]
-        await pilot.press("up", "space", "ctrl+s")  # untick #58
+        await pilot.press("up", "up", "space", "ctrl+s")  # untick #58, past #90's header
         await pilot.pause()
         assert app.results == [[40, 41, 57, 90]]
 
 
-async def test_clicking_a_row_toggles_it_and_a_header_does_nothing():
-    app = Harness(matches())
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+async def test_clicking_a_row_toggles_it_and_a_header_its_exchange():
+    async with opened(matches()) as (app, pilot):
         screen = app.screen
         items = screen.preview_list
         assert await pilot.click(PreviewList, offset=(10, 0))  # the first header
         await pilot.pause()
-        assert screen.checked_ids == [40, 41, 57, 58]
+        assert row(items) == "x40"
+        assert screen.checked_ids == [57, 58]  # #40 and #41 unticked together
         assert await pilot.click(PreviewList, offset=(10, 3))  # #41's row
         await pilot.pause()
         assert items.current.id == 41
+        assert screen.checked_ids == [41, 57, 58]
+
+
+# ---- ticking by exchange ----
+
+
+async def test_space_on_a_header_ticks_the_whole_exchange():
+    async with opened(matches()) as (app, pilot):
+        screen = app.screen
+        items = screen.preview_list
+        await pilot.press("up", "space")  # on #40's header: all of it was ticked, none is now
+        await pilot.pause()
+        assert row(items) == "x40"
+        assert screen.checked_ids == [57, 58]
+        assert lines(screen)[0].startswith("▐ ▌ exchange #40")
+        await pilot.press("space")
+        await pilot.pause()
+        assert screen.checked_ids == [40, 41, 57, 58]
+        assert lines(screen)[0].startswith("▐X▌ exchange #40")
+        # No exchange split: the totals' second line says how to tick one whole.
+        assert text_of(screen, "#preview-totals").splitlines()[1] == (
+            "Space on an exchange's header ticks (or unticks) all of it.")
+
+
+async def test_a_message_ticked_alone_splits_its_exchange_and_the_totals_say_so():
+    async with opened(matches()) as (app, pilot):
+        screen = app.screen
+        items = screen.preview_list
+        await pilot.press("down", "space")  # #41, the answer, stays; its question #40 goes
+        await pilot.pause()
         assert screen.checked_ids == [40, 57, 58]
+        assert lines(screen)[0].startswith("▐-▌ exchange #40")  # partly ticked
+        totals = text_of(screen, "#preview-totals").splitlines()
+        assert totals[0].startswith("3 of 5 selected · removes 79 tokens")
+        assert totals[1] == "⚠ 1 exchange split: part goes, part stays"
+        await pilot.press("down", "down", "space")  # #57 too: a second exchange split
+        await pilot.pause()
+        assert "⚠ 2 exchanges split" in text_of(screen, "#preview-totals")
+        await pilot.press("home", "space")  # #40's header: the whole exchange goes again
+        await pilot.pause()
+        assert row(items) == "x40"
+        assert "⚠ 1 exchange split" in text_of(screen, "#preview-totals")
+        await pilot.press("a")
+        await pilot.pause()
+        assert "split" not in text_of(screen, "#preview-totals")
+        await pilot.press("end", "space", "enter")  # #90 unticked: what is applied is what shows
+        await pilot.pause()
+        assert app.results == [[40, 41, 57, 58]]
+
+
+@pytest.mark.parametrize(("mode", "says"), [
+    ("keep", "part stays, part goes"), ("restore", "part comes back, part stays out")])
+async def test_the_split_warning_says_what_each_part_does(mode, says):
+    async with opened(matches(mode=mode)) as (app, pilot):
+        await pilot.press("space")  # #40 alone
+        await pilot.pause()
+        assert f"⚠ 1 exchange split: {says}" in text_of(app.screen, "#preview-totals")
 
 
 # ---- /remember: what leaves ----
@@ -202,7 +268,7 @@ async def test_keep_mode_counts_what_leaves_including_the_unlisted():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         screen = app.screen
-        assert text_of(screen, "#preview-totals") == (
+        assert text_of(screen, "#preview-totals").splitlines()[0] == (
             "4 of 5 selected to stay · 121 messages (9,012 tokens) leave"
             " · context: 20,000 → 10,988 tokens")
         await pilot.press("space")  # #40 leaves too

@@ -4,12 +4,12 @@ time, Esc cancels (False), the caller's finish() closes it (True)."""
 from __future__ import annotations
 
 import pytest
-from textual.app import App
-from textual.screen import Screen
 from textual.widgets import ProgressBar, Static
 
 from ikigai_tui.tui.screens.help import HelpScreen
 from ikigai_tui.tui.screens.matching import MatchingScreen, elapsed_text
+
+from .harness import Harness
 
 SIZE = (120, 40)
 TITLE = 'Forget: finding "database schema"'
@@ -21,16 +21,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-class Harness(App[None]):
-    def __init__(self, under_test: Screen) -> None:
-        super().__init__()
-        self.under_test = under_test
-        self.results: list[object] = []
-
-    def on_mount(self) -> None:
-        self.push_screen(self.under_test, self.results.append)
 
 
 def status(screen: MatchingScreen) -> str:

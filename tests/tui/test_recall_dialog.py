@@ -103,6 +103,37 @@ async def test_restore_preview_opens_the_same_dialog(bench):
         assert stripes in (await app.session.replayer(root)).ctx
 
 
+async def _forgot_okapi_exchange(session) -> None:
+    root = root_id(session)
+    await conversation(session, "zebra one", "okapi two", "zebra three")
+    question = _user_ids(await session.store.events(root))["okapi two"]
+    await session.command(root, f"/forget --ids {question},{question + 1}")
+
+
+async def test_a_recalled_reply_comes_with_its_question_as_one_exchange(bench):
+    """Only the reply matches ("said" is in the offline reply, not in the question), yet
+    the dialog offers the question with it, under one exchange header, and Enter brings
+    back both: the context does not get an answer without its question."""
+    async with bench.prep() as session:
+        await _forgot_okapi_exchange(session)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        root = await _open(app, pilot, "/recall said okapi")
+        screen = app.screen
+        assert isinstance(screen, PreviewScreen)
+        question = _user_ids(await events_of(app, root))["okapi two"]
+        items = screen.preview_list
+        assert [(item.id, item.role) for item in items.items] == [
+            (question, "user"), (question + 1, "assistant")]
+        assert items.line_map.headers == [f"exchange #{question} · 2 messages · "
+                                          f"{items.total_tokens:,} tokens"]
+        assert f"question of #{question + 1}" in (items.items[0].reason or "")
+        await pilot.press("enter")
+        await idle(pilot)
+        ctx = (await app.session.replayer(root)).ctx
+        assert question in ctx and question + 1 in ctx
+
+
 def test_recall_dialog(bench, snap_compare):
     """The restore dialog: the hits out of the context with their state below each."""
     bench.prepare(_forgot_zebras)

@@ -7,13 +7,13 @@ import io
 import pytest
 from rich.console import Console
 from rich.text import Text
-from textual.app import App
-from textual.screen import Screen
 from textual.widgets import Static
 
 from ikigai_tui.tui.safe_text import C1_PLACEHOLDER, plain, sanitize
 from ikigai_tui.tui.screens.help import HelpCommands, HelpKeys, HelpScreen
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewList, PreviewScreen
+
+from .harness import Harness
 
 SIZE = (120, 40)
 
@@ -32,18 +32,6 @@ ITEMS = [
     PreviewItem(44, "tool_result", '{"t": 17}\nsecond line', 1000, checked=False),
 ]
 BEFORE = 5000
-
-
-class Harness(App[None]):
-    """Pushes one screen and records what it is dismissed with."""
-
-    def __init__(self, under_test: Screen) -> None:
-        super().__init__()
-        self.under_test = under_test
-        self.results: list[object] = []
-
-    def on_mount(self) -> None:
-        self.push_screen(self.under_test, self.results.append)
 
 
 def rendered(widget: Static) -> str:

@@ -31,6 +31,18 @@ STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
 HINT = "space toggle · a all · n none · v view · ⏎ apply · esc cancel"
+# The totals' second line when the items are grouped by exchange: how to tick one whole,
+# or the warning below. Always there, so that the dialog's layout does not change (and
+# the list repaint whole) when the first exchange is split or the last one mended.
+EXCHANGE_HINT = "Space on an exchange's header ticks (or unticks) all of it."
+
+# The totals' second line when exchanges are split (a question without its answer, or
+# the reverse): what happens to each part, by mode. Short: it must fit at 80 columns.
+SPLIT_PARTS = {
+    "remove": "part goes, part stays",
+    "keep": "part stays, part goes",
+    "restore": "part comes back, part stays out",
+}
 
 MODE_LINES = {
     "remove": "Checked messages leave the context. The log keeps them; /undo brings them back.",
@@ -171,6 +183,16 @@ class PreviewScreen(ModalScreen[list[int] | None]):
                 items.total_tokens - items.checked_tokens + self._unlisted[1])
 
     def _totals_text(self) -> Text:
+        text = self._totals_line()
+        split = self._list.split_count
+        if split:
+            text.append(f"\n⚠ {plural(split, 'exchange')} split: {SPLIT_PARTS[self._mode]}",
+                        style="bold")
+        elif self._list.grouped:
+            text.append(f"\n{EXCHANGE_HINT}")
+        return text
+
+    def _totals_line(self) -> Text:
         items = self._list
         messages, tokens = self.leaving()
         if self._mode == "restore":

@@ -55,8 +55,10 @@ class Layout:
     """Flat arrays from line to item and back, built once (O(items)).
 
     `line_ref[line]`: the item index shown (>= 0), or ~g for the header of group g;
-    `line_sub[line]`: 0 for an item's row, 1 for its reason; `item_line[i]`: item i's
-    first line. `items` are in display order (grouped).
+    `line_sub[line]`: 0 for a row (an item's or a header), 1 for an item's reason;
+    `item_line[i]`: item i's first line; `group_of[i]`: item i's group; `group_items[g]`:
+    the range of item indexes of group g, shown from line `header_line[g]` on. `items`
+    are in display order (grouped). Without exchanges there is one group and no header.
     """
 
     def __init__(self, items: list[PreviewItem]) -> None:
@@ -69,8 +71,13 @@ class Layout:
         self.line_ref: list[int] = []
         self.line_sub: list[int] = []
         self.item_line: list[int] = []
+        self.group_of: list[int] = []
+        self.group_items: list[range] = []
+        self.header_line: list[int] = []
         ref, sub, index = self.line_ref, self.line_sub, 0
-        for exchange, members in groups.items():
+        for group, (exchange, members) in enumerate(groups.items()):
+            self.header_line.append(len(ref))
+            self.group_items.append(range(index, index + len(members)))
             if self.grouped:
                 tokens = sum(item.tokens for item in members)
                 where = f"exchange #{exchange}" if exchange is not None else "outside any exchange"
@@ -79,6 +86,7 @@ class Layout:
                 self.headers.append(f"{where} · {plural(len(members), 'message')} · "
                                     f"{plural(tokens, 'token')}")
             for item in members:
+                self.group_of.append(group)
                 self.item_line.append(len(ref))
                 ref.append(index)
                 sub.append(0)
@@ -90,6 +98,22 @@ class Layout:
 
     def lines_of(self, index: int) -> int:
         return 2 if self.items[index].reason else 1
+
+    def group_lines(self, group: int) -> tuple[int, int]:
+        """The first line of group `group` and how many lines it takes (header included)."""
+        members = self.group_items[group]
+        last = members[-1] if members else None
+        end = len(self.line_ref) if last is None else self.item_line[last] + self.lines_of(last)
+        return self.header_line[group], end - self.header_line[group]
+
+    def row_start(self, line: int) -> int:
+        """The first line of the row `line` is in (an item's reason is part of its row)."""
+        return line - 1 if self.line_sub[line] else line
+
+    def row_end(self, line: int) -> int:
+        """The line after the row that starts at `line`."""
+        ref = self.line_ref[line]
+        return line + (1 if ref < 0 else self.lines_of(ref))
 
     def item_at(self, line: int) -> int | None:
         """The item shown on `line`; None on a header or past the end."""

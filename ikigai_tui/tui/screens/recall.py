@@ -1,6 +1,7 @@
 """/recall in the TUI: its hits are listed in the scrollback (the command's output), and
 those out of the context open the preview dialog in mode "restore" (preview.py), each with
-its state on its second line; the ticked ones come back through `/restore IDS`, so what
+its state on its second line, grouped by exchange (a reply comes with its question, see
+core/commands_recall.py); the ticked ones come back through `/restore IDS`, so what
 is written is exactly what that command writes (one `filter` event of mode `restore`).
 A `/restore IDS --preview` opens the same dialog from its proposal.
 """
@@ -46,7 +47,7 @@ async def open_recall(app: IkigaiApp, session: Session, agent_id: str, query: st
         return
     hits.sort(key=lambda d: d["id"])
     items = [PreviewItem(d["id"], d["role"], d["text"], int(d.get("tokens") or 0), True,
-                         reason=d["state"]) for d in hits]
+                         reason=d["state"], exchange=d.get("exchange")) for d in hits]
     tokens = (await session.measure(agent_id)).tokens
     screen = _screen(session, "Recall: bring messages back", items, tokens, query)
 
@@ -73,8 +74,8 @@ def review_restore(app: IkigaiApp, session: Session, pending: Pending) -> None:
     if not proposal.review:
         app.run_worker(answer(app, session, pending, Verdict.accept()), group="preview")
         return
-    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason)
-             for i in proposal.items]
+    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason,
+                         exchange=i.exchange) for i in proposal.items]
     screen = _screen(session, proposal.title, items, proposal.tokens_before, proposal.query)
 
     def done(ids: list[int] | None) -> None:
