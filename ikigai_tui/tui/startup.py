@@ -7,8 +7,8 @@ takes half the event loop's time while it runs (the GIL), which would draw the f
 frame late, in long stalls. litellm's warm-up waits for the app to be ready for the
 same reason: its import holds the GIL for seconds in all, in a thread beside the replay
 and the reading of kept counts that the gauge's exact count waits for (a log of 100,000
-messages on openai/gpt-4o, with a key, was ready in 4.2 s instead of 0.9 s; and the RSS
-at ready counted litellm's heap as far as its import had got). A first message is seconds
+messages on openai/gpt-4o was ready in 4.2 s with a key, 0.9 s without; and the RSS at
+ready counted litellm's heap as far as its import had got). A first message is seconds
 of typing away: the warm-up is done by then, and one sent sooner loads litellm on its
 way, as before.
 """
