@@ -165,6 +165,16 @@ def open_once(db: Path, model: str, api_base: str, folder: Path, *, key: bool = 
     return result
 
 
+def fake_provider():
+    """The loopback fake provider of tests/fakes/server.py (the repository's root on the
+    path, as `make bench` runs without it), started: use it as a context manager."""
+    if str(HERE.parent) not in sys.path:
+        sys.path.insert(0, str(HERE.parent))
+    from tests.fakes.server import FakeProvider
+
+    return FakeProvider()
+
+
 def since_start(result: dict, key: str) -> float | None:
     """A moment of `result` in seconds from the app's start."""
     if result.get(key) is None or result.get("start") is None:
@@ -176,15 +186,13 @@ def main(argv: list[str]) -> None:
     import tempfile
 
     sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(HERE.parent))
     import tui
-    from tests.fakes.server import FakeProvider
 
     sizes = [int(a) for a in argv if a.isdigit()] or [2_000, 10_000, 100_000]
     model = "offline" if "--offline" in argv else "openai/gpt-4o"
     key = "--no-key" not in argv
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    with FakeProvider() as fake, tempfile.TemporaryDirectory(dir=tui.gen.DATA) as tmp:
+    with fake_provider() as fake, tempfile.TemporaryDirectory(dir=tui.gen.DATA) as tmp:
         folder = Path(tmp)
         for n in sizes:
             db = prepare(tui.ensure_db(n), folder / f"{n}.db", model)

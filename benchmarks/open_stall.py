@@ -199,14 +199,13 @@ def measure(reps: int) -> tuple[dict, dict, dict, list[str]]:
     import gen
     import open_real
     import tui
-    from tests.fakes.server import FakeProvider
 
     problems: list[str] = []
     firsts: dict[tuple[int, str], dict] = {}
     runs: dict[tuple[int, str], list[dict]] = {}
     settled: dict[int, dict] = {}
     gen.DATA.mkdir(parents=True, exist_ok=True)
-    with FakeProvider() as fake, tempfile.TemporaryDirectory(dir=gen.DATA) as tmp:
+    with open_real.fake_provider() as fake, tempfile.TemporaryDirectory(dir=gen.DATA) as tmp:
         for n in SIZES:
             source = tui.ensure_db(n)
             for model in MODELS:
@@ -246,12 +245,11 @@ def uncounted(reps: int = 3) -> Iterator[str]:
     import gen
     import open_real
     import tui
-    from tests.fakes.server import FakeProvider
 
     n, model, encoding = UNCOUNTED
     results, problems = [], []
     gen.DATA.mkdir(parents=True, exist_ok=True)
-    with FakeProvider() as fake, tempfile.TemporaryDirectory(dir=gen.DATA) as tmp:
+    with open_real.fake_provider() as fake, tempfile.TemporaryDirectory(dir=gen.DATA) as tmp:
         source = tui.ensure_db(n)
         for i in range(reps):
             path = open_real.prepare(source, Path(tmp) / f"uncounted-{i}.db", model)
@@ -362,7 +360,6 @@ def figures(quick: bool = False) -> Iterator[str]:
 
 def main(argv: list[str]) -> None:
     sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(HERE.parent))  # tests.fakes
     if argv and argv[0] == "--watch":
         result = drive(argv[1], argv[2], watch=True)
         print("\n".join(result.pop("stacks")))
