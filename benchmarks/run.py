@@ -20,6 +20,8 @@ figure misses: the report is the product.
 
   --quick       skip the 1,000,000-row figure
   --profile     also print where the time of one open of the biggest size goes (cProfile)
+  --only M[,M]  only the figures of these modules (e.g. open_stall), not the ones above:
+                `make bench BENCH_ARGS="--only open_stall"`
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
 from ikigai_tui.core.sqlite.store import Store  # noqa: E402
 from ikigai_tui.llm.providers import Providers  # noqa: E402
 
+# The modules whose figures follow this file's own, in this order.
+MODULES = (window, tui, open_stall, stall_figures, big_message, feed, preview, forget,
+           matching, compact, pruned)
 OPEN_GOAL = 2.0
 SCALE_GOAL = 11.0
 APPEND_GOAL = 1.5
@@ -293,20 +298,34 @@ def main() -> int:
     parser.add_argument("--reps-100k", type=int, default=5)
     parser.add_argument("--reps-1m", type=int, default=3)
     parser.add_argument("--appends", type=int, default=200)
+    parser.add_argument("--only", type=lambda text: text.split(","), default=None,
+                        help=f"only these modules' figures: {', '.join(m.__name__ for m in MODULES)}")
     args = parser.parse_args()
+    modules = MODULES
+    if args.only:
+        by_name = {m.__name__: m for m in MODULES}
+        unknown = [name for name in args.only if name not in by_name]
+        if unknown:
+            parser.error(f"no figures module {', '.join(unknown)}: one of {', '.join(by_name)}")
+        modules = tuple(by_name[name] for name in args.only)
 
     start = perf()
     print(f"ikigai-tui bench: {cpu_name()}, {os.cpu_count()} cores, {platform.system()} "
           f"{platform.release()}; Python {platform.python_version()}, SQLite "
           f"{sqlite3.sqlite_version}, aiosqlite {aiosqlite.__version__}", flush=True)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    problems: list[str] = []
+    lines: list[str] = []
+    if args.only:
+        for module in modules:
+            for text in module.figures(quick=args.quick):
+                print(text, flush=True)
+        print(f"total {perf() - start:.0f} s")
+        return 0
     small = ensure(100_000)
     large = None if args.quick else ensure(1_000_000)
     for info in filter(None, (small, large)):
         print(describe(info), flush=True)
-
-    problems: list[str] = []
-    lines: list[str] = []
 
     async def run() -> None:
         plan = [(small, args.reps_100k)] + ([(large, args.reps_1m)] if large else [])
@@ -337,8 +356,7 @@ def main() -> int:
     for text in lines:
         print(text)
     # Each module of figures prints its lines as they are measured, in this order.
-    for module in (window, tui, open_stall, stall_figures, big_message, feed, preview, forget,
-                   matching, compact, pruned):
+    for module in modules:
         for text in module.figures(quick=args.quick):
             print(text, flush=True)
     for text in problems:

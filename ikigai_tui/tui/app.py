@@ -279,6 +279,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.prompt_input.set_blocked(CONTEXT_FULL if window.state == "full" else None)
         self._show_status()
         await self.panes.refresh_titles_and_rules(shown)
+        self._after_refresh()
         if not self._trimmed:  # the first read the log: what it freed goes back (heap.py)
             self._trimmed = trim()
 

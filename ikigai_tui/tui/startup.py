@@ -1,9 +1,16 @@
 """What the app does once its first frame is drawn (a mixin of IkigaiApp, tui/app.py):
-replay every agent, attach the reviewers, warm litellm and the lexers up.
+replay every agent, attach the reviewers, warm the lexers up; and once it is ready
+(every agent replayed, the gauge refreshed after that), warm litellm up.
 
 Nothing of it runs before: a busy thread (the replay of 100,000 messages, an import)
 takes half the event loop's time while it runs (the GIL), which would draw the first
-frame late, in long stalls.
+frame late, in long stalls. litellm's warm-up waits for the app to be ready for the
+same reason: its import holds the GIL for seconds in all, in a thread beside the replay
+and the reading of kept counts that the gauge's exact count waits for (a log of 100,000
+messages on openai/gpt-4o was ready in 4.2 s with a key, 0.9 s without; and the RSS at
+ready counted litellm's heap as far as its import had got). A first message is seconds
+of typing away: the warm-up is done by then, and one sent sooner loads litellm on its
+way, as before.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ class AfterFirstFrame:
     session: Session | None
     focused_agent: str | None
     panes: Panes
+    _agents_loaded = False  # _load_agents has replayed every agent
+    _provider_warmed = False  # _preload_provider has run (once the app is ready)
 
     def _after_first_frame(self) -> None:
         """Called by on_mount after the first refresh (see the module's docstring)."""
@@ -39,10 +48,16 @@ class AfterFirstFrame:
         from ikigai_tui.tui.submit import attach_reviewers  # the command path's modules
 
         attach_reviewers(self, self.session)
-        self._preload_provider()
         pane = self.panes.active
         if pane is not None:  # the code blocks drawn next (the page's other items)
             preload_lexers(languages(item.text for item in pane.scrollback.items))
+
+    def _after_refresh(self) -> None:
+        """Called by _refresh once it has updated the gauge: when every agent is replayed
+        too, the app is ready, and litellm is warmed up (see the module's docstring)."""
+        if self._agents_loaded and not self._provider_warmed:
+            self._provider_warmed = True
+            self._preload_provider()
 
     def _preload_provider(self) -> None:
         """After the first frame: warm litellm up for the focused agent's model, in its own
@@ -64,3 +79,5 @@ class AfterFirstFrame:
                     self._log_unreadable(exc)
                     return
                 self.schedule_refresh()
+        self._agents_loaded = True
+        self.schedule_refresh()  # at whose end litellm is warmed up (_after_refresh)

@@ -129,6 +129,61 @@ def test_the_app_never_imports_litellm_on_the_offline_model(tmp_path):
     assert done.stdout.strip().splitlines()[-1:] == ["LITELLM False False"], done.stderr[-2000:]
 
 
+async def test_the_app_preloads_a_real_model_once_it_is_ready(tmp_path, monkeypatch):
+    """Issue 23 item 17: litellm's import (3-4 s holding the GIL in its thread) is not
+    started before the app is ready: every agent replayed and the gauge showing the
+    focused agent's count. Started beside the replay, it made a 100,000-message log on
+    openai/gpt-4o ready in 4.2 s instead of 0.9 s (benchmarks/open_stall.py)."""
+    import time
+
+    from ikigai_tui import config
+    from ikigai_tui.core.events import AgentRecord, WriteBatch
+    from ikigai_tui.core.sqlite.store import Store
+    from ikigai_tui.tui.app import create_app
+
+    db = tmp_path / "a.db"
+    store = await Store.open(db)
+    batch = WriteBatch()
+    batch.new_agents.append(AgentRecord("root", None, "root", "openai/gpt-4o", "idle", time.time(), None))
+    for i in range(40):
+        batch.add("root", "user" if i % 2 == 0 else "assistant", {"content": f"message {i}"})
+    batch.add("root", "fork", {"child": "kid", "mark": None, "mark_event": None})
+    fork_id = (await store.write(batch))[-1].id
+    batch = WriteBatch()  # a child, as /fork writes it: every agent is replayed before
+    batch.new_agents.append(AgentRecord("kid", "root", "kid", "openai/gpt-4o", "idle",
+                                        time.time(), fork_id))
+    batch.add("kid", "fork", {"parent": "root", "parent_event": fork_id, "mark": None,
+                              "mark_event": None, "model": "openai/gpt-4o"})
+    batch.add("kid", "user", {"content": "a question of the kid"})
+    await store.write(batch)
+    await store.close()
+
+    seen: list[tuple[str, str, list[bool]]] = []
+    app = None
+
+    def preload(self, model: str) -> bool:
+        seen.append((model, app.gauge.render().plain,
+                     [agent.replayer is not None for agent in app.session.tree]))
+        return True
+
+    monkeypatch.setattr(Providers, "preload", preload)
+    cfg = config.load(db=str(db), model="openai/gpt-4o", env={},
+                      config_path=str(tmp_path / "none.toml"))
+    app = create_app(cfg)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if seen:
+                break
+        await pilot.pause(0.3)  # and never again
+        assert app.startup_error is None
+    assert len(seen) == 1, seen
+    model, gauge, replayed = seen[0]
+    assert model == "openai/gpt-4o"
+    assert gauge.startswith("Context: ") and gauge[len("Context: ")].isdigit(), gauge
+    assert replayed == [True, True]
+
+
 async def test_the_app_preloads_a_real_model_after_its_first_frame(tmp_path, monkeypatch):
     from ikigai_tui import config
     from ikigai_tui.tui.app import create_app
