@@ -10,8 +10,8 @@ clock in every process):
   start        the app's start: create_app called (after the imports, which
                benchmarks/tui.py measures), noted by open_real_launch.py
   paint        the first output showing the conversation (words of the log's last message)
-  ready        the first output whose gauge shows an exact count (`Context: 12.3K ...`,
-               not `Context: …` nor `Context: ~12.3K`; on the offline model, whose
+  ready        the first output whose gauge shows an exact count (`Sent: 12.3K ...`,
+               not `Sent: …` nor `Sent: ~12.3K`; on the offline model, whose
                counts are estimates, `~12.3K`); then the program is left
                `linger` seconds (AFTER_READY unless asked) and quit with Ctrl+Q
   rss          the process's VmRSS at ready (from /proc), MiB; rss_end: when it is quit
@@ -44,6 +44,8 @@ import termios
 import time
 from pathlib import Path
 
+from ikigai_tui.core.measure_words import SENT_LABEL
+
 perf = time.perf_counter
 HERE = Path(__file__).resolve().parent
 LAUNCH = HERE / "open_real_launch.py"
@@ -51,7 +53,10 @@ SIZE = (120, 40)
 AFTER_READY = 0.5
 FAKE_KEY = "sk-bench-fake-key-0123456789abcdef"  # the fake provider takes any key
 _ESCAPE = re.compile(rb"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-COUNTED = {True: re.compile(rb"Context: \d"), False: re.compile(rb"Context: ~?\d")}
+# The gauge's line (core/measure_words.sent_line): a figure once the context is counted.
+_GAUGE = SENT_LABEL.encode() + b": "
+COUNTED = {True: re.compile(re.escape(_GAUGE) + rb"\d"),
+           False: re.compile(re.escape(_GAUGE) + rb"~?\d")}
 
 
 def screen_text(raw: bytes) -> bytes:

@@ -91,7 +91,7 @@ def test_a_kill_mid_reply_leaves_the_message_flagged_for_the_next_start(launch, 
     os.kill(term.proc.pid, signal.SIGKILL)
     assert term.wait_exit(timeout=10) == -signal.SIGKILL
     again = launch(db, {"IKIGAI_OFFLINE_DELAY": "0"})
-    again.wait_for("offline model, no network", "Context:", timeout=10)
+    again.wait_for("offline model, no network", "Sent:", timeout=10)
     again.type("and then?")
     again.wait_for("and then?", timeout=5)
     again.type("\r")

@@ -180,7 +180,7 @@ async def test_the_app_preloads_a_real_model_once_it_is_ready(tmp_path, monkeypa
     assert len(seen) == 1, seen
     model, gauge, replayed = seen[0]
     assert model == "openai/gpt-4o"
-    assert gauge.startswith("Context: ") and gauge[len("Context: ")].isdigit(), gauge
+    assert gauge.startswith("Sent: ") and gauge[len("Sent: ")].isdigit(), gauge
     assert replayed == [True, True]
 
 

@@ -71,6 +71,8 @@ async def test_context_full_blocks_sending_until_a_context_command(bench):
         await idle(pilot)
         assert len(await events_of(app, root, "user")) == users  # nothing written
         assert f"Error: {CONTEXT_FULL}" in all_lines(app.panes.active.scrollback)
+        assert app.prompt_input.text == "Still there?"  # refused: kept to send again
+        app.prompt_input.clear()
 
         await type_text(pilot, "/clear")
         await pilot.press("enter")

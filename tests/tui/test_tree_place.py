@@ -217,9 +217,9 @@ async def test_help_lists_the_keys_that_size_the_tree(bench):
         await pilot.pause()
         rows = app.screen.query_one(HelpKeys)._key_rows
         actions = {description: keys for keys, description in rows}
-        assert any("alt+shift+right" in keys and "Widen the agent tree" in what
+        assert any("Alt+Shift+Right" in keys and "Widen the agent tree" in what
                    for what, keys in actions.items()), rows
-        assert any("alt+shift+left" in keys and "Narrow the agent tree" in what
+        assert any("Alt+Shift+Left" in keys and "Narrow the agent tree" in what
                    for what, keys in actions.items()), rows
 
 

@@ -22,17 +22,17 @@ from ikigai_tui.core.sqlite.store import Store  # noqa: E402
 
 
 def test_the_screen_text_is_the_output_without_its_escape_sequences():
-    raw = (b"\x1b[?1049h\x1b[1;1H\x1b[38;2;10;20;30mContext: \x1b[0m\x1b[2m12.3K of 100K"
+    raw = (b"\x1b[?1049h\x1b[1;1H\x1b[38;2;10;20;30mSent: \x1b[0m\x1b[2m12.3K of 100K"
            b"\x1b]8;id=1;https://example.com\x1b\\link\x1b]8;;\x1b\\\x1b[?2026l")
-    assert open_real.screen_text(raw) == b"Context: 12.3K of 100Klink"
+    assert open_real.screen_text(raw) == b"Sent: 12.3K of 100Klink"
 
 
 @pytest.mark.parametrize("exact", [True, False])
 def test_ready_is_a_count_in_the_gauge_exact_unless_the_model_estimates(exact):
     counted = open_real.COUNTED[exact]
-    assert counted.search(b"| Context: 12.3K of 100K window")
-    assert not counted.search("Context: …".encode())  # still loading
-    assert bool(counted.search(b"Context: ~12.3K of 100K window")) is not exact
+    assert counted.search(b"| Sent: 12.3K of 100K window")
+    assert not counted.search("Sent: …".encode())  # still loading
+    assert bool(counted.search(b"Sent: ~12.3K of 100K window")) is not exact
 
 
 async def _small_log(path: Path, model: str) -> None:

@@ -27,7 +27,7 @@ __all__ = ["CompactPreviewScreen"]
 
 STYLES = Path(__file__).parents[2] / "styles" / "compact.tcss"
 ROWS = 200  # replaced messages listed; the rest in one line
-HINT = "edit the summary · ctrl+s accept · esc cancel"
+HINT = "edit the summary · Ctrl+S accept · Esc cancel"
 
 
 class CompactPreviewScreen(ModalScreen[str | None]):

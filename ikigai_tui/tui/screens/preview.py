@@ -30,7 +30,7 @@ STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 
 MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
-HINT = "space toggle · a all · n none · v view · ⏎ apply · esc cancel"
+HINT = "Space toggle · a all · n none · v view · Enter apply · Esc cancel"
 # The totals' second line when the items are grouped by exchange: how to tick one whole,
 # or the warning below. Always there, so that the dialog's layout does not change (and
 # the list repaint whole) when the first exchange is split or the last one mended.
