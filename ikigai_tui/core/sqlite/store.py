@@ -19,6 +19,7 @@ from ikigai_tui.core.sqlite.feed import (
 )
 from ikigai_tui.core.sqlite.leases import Leases
 from ikigai_tui.core.sqlite.open import LogFile
+from ikigai_tui.core.sqlite.payload_json import payload_bytes
 from ikigai_tui.core.sqlite.rows import AgentRows
 from ikigai_tui.core.sqlite.tokens import TokenCountRows
 from ikigai_tui.core.sqlite.vectors import MatchIndexRows
@@ -29,33 +30,6 @@ USAGE_SCHEMA = 7  # usage_totals: every agent's usage, summed as it is written
 __all__ = ["Store", "StoreError", "CommitHook"]
 
 log = logging.getLogger(__name__)
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_escape = json.encoder.encode_basestring  # how _dumps escapes a string
-_PIECE = 1 << 16
-
-
-def _payload_bytes(payload: object) -> bytes:
-    """_dumps(payload).encode(), built without the payload's whole JSON text as a str: a
-    long string in it is escaped and encoded a slice at a time. A 10 MB message with one
-    character past U+FFFF is 40 MB as a str; its JSON text was another 40 MB."""
-    if not (isinstance(payload, dict) and all(isinstance(k, str) for k in payload)
-            and any(isinstance(v, str) and len(v) > _PIECE for v in payload.values())):
-        return _dumps(payload).encode()
-    pieces = [b"{"]
-    for key, value in payload.items():
-        if len(pieces) > 1:
-            pieces.append(b",")
-        pieces.append(_dumps(key).encode() + b":")
-        if isinstance(value, str) and len(value) > _PIECE:
-            pieces.append(b'"')
-            # Escaping goes character by character: slices escape as the whole does.
-            pieces.extend(_escape(value[i:i + _PIECE])[1:-1].encode()
-                          for i in range(0, len(value), _PIECE))
-            pieces.append(b'"')
-        else:
-            pieces.append(_dumps(value).encode())
-    pieces.append(b"}")
-    return b"".join(pieces)
 _AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id, budget"
 _UPDATABLE = {"status", "model", "name"}
 
@@ -238,7 +212,7 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
                 for ev in batch.events:
                     payload = _resolve_refs(ev.payload, first)
                     events.append(Event(next_id, ev.agent_id, ev.kind, payload, now))
-                    params.append((next_id, ev.agent_id, ev.kind, _payload_bytes(payload), now))
+                    params.append((next_id, ev.agent_id, ev.kind, payload_bytes(payload), now))
                     next_id += 1
                 results.append(events)
             if agents:
