@@ -45,8 +45,9 @@ class Unseen:
 
 def news_of(notice: Notice, tree: AgentTree) -> list[tuple[str, str]]:
     """(agent id, what happened) for each piece of news a notice brings: a turn that
-    ended or failed (this process's), mail (from any process), a failure another process
-    logged for an agent."""
+    ended or failed (this process's), mail (sent by an agent's LLM, or from another
+    process), a failure another process logged for an agent. Mail the user sent here
+    with /send is no news: the user did it (its batch opens with the user's command)."""
     if isinstance(notice, TurnFinished):
         if notice.agent_id not in tree:
             return []
@@ -57,11 +58,17 @@ def news_of(notice: Notice, tree: AgentTree) -> list[tuple[str, str]]:
     if not isinstance(notice, EventsCommitted):
         return []
     found = []
+    typed_by = None  # the agent whose command, typed by the user here, wrote what follows
     for event in notice.events:
+        if event.kind == "command":
+            typed_by = (event.agent_id if not notice.foreign
+                        and event.payload.get("source") == "human" else None)
         if event.agent_id not in tree:
             continue
         if event.kind == "mail":
             sender = event.payload.get("from")
+            if sender is not None and sender == typed_by:
+                continue
             who = tree.label(sender) if isinstance(sender, str) and sender in tree else "another agent"
             found.append((event.agent_id, f"got mail from {sanitize(who)}"))
         elif event.kind == "error" and notice.foreign:  # this process's come as TurnFinished

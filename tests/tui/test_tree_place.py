@@ -57,7 +57,14 @@ async def test_a_background_agents_turn_end_and_mail_badge_it_and_toast_until_it
                    for t in _toasts(app)), _toasts(app)
         assert "helper (" in _row(app, helper) and " new " in _row(app, helper)
 
+        # Mail the user sends is no news: the user did it.
+        before = _toasts(app)
         await send_text(pilot, "/send kid please also look at pears")
+        assert kid not in app.unseen and " new " not in _row(app, kid)
+        assert _toasts(app) == before
+        # Mail an agent's LLM sends is.
+        await session.command(root, "/send kid and at quinces", source="llm")
+        await idle(pilot)
         assert kid in app.unseen and " new " in _row(app, kid)
         assert any(t.startswith("kid (") and t.endswith(f"got mail from root ({root[:6]})")
                    for t in _toasts(app)), _toasts(app)
@@ -115,6 +122,15 @@ def test_news_names_a_failure_and_mail_from_anywhere():
     mail = Event("k", "mail", {"from": "r", "text": "hi"})
     error = Event("k", "error", {"message": "the stream broke"})
     assert news_of(EventsCommitted([mail, error]), tree) == [("k", "got mail from root (r)")]
+    # Mail the user sent here (its batch opens with the user's command) is no news; the
+    # LLM's, or another process's, is.
+    typed = Event("r", "command", {"text": "/send kid hi", "source": "human"})
+    assert news_of(EventsCommitted([typed, mail]), tree) == []
+    by_llm = Event("r", "command", {"text": "/send kid hi", "source": "llm"})
+    assert news_of(EventsCommitted([typed, by_llm, mail]), tree) == [
+        ("k", "got mail from root (r)")]
+    assert news_of(EventsCommitted([typed, mail], foreign=True), tree) == [
+        ("k", "got mail from root (r)")]
     # Another process's failure comes only as its event.
     assert news_of(EventsCommitted([error], foreign=True), tree) == [
         ("k", "failed: the stream broke")]
