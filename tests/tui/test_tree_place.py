@@ -85,6 +85,28 @@ async def test_a_background_agents_turn_end_and_mail_badge_it_and_toast_until_it
         assert helper not in app.unseen and " new " not in _row(app, helper)
 
 
+async def test_five_forks_ending_at_once_make_one_toast_clear_of_the_pane_title(bench):
+    """Five children end their turns unseen at 80x24: one toast tells the latest, its
+    title how many agents have news; toasts never stack over the pane's title."""
+    await _family(bench)
+    app = bench.app()
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(pilot)
+        for n in range(5):
+            await send_text(pilot, f"/fork --name k{n} look into plums {n}")
+        await idle(pilot)
+        await pilot.pause(0.1)
+        assert len(app.unseen.news) == 5
+        toasts = list(app.screen.query(Toast))
+        assert len(toasts) == 1 and len(_toasts(app)) == 1, _toasts(app)
+        assert _toasts(app)[0].startswith("k4 (") and _toasts(app)[0].endswith("finished its turn")
+        assert [n.title for n in app._notifications] == ["5 agents have news"]
+        title = app.panes.all()[0].title.region
+        assert not toasts[0].region.overlaps(title), (toasts[0].region, title)
+        assert toasts[0].region.y == title.bottom  # just under it: no gap left by the dropped
+        assert not toasts[0].region.overlaps(app.prompt_input.region)
+
+
 async def test_news_of_an_agent_on_screen_is_no_news(bench):
     await _family(bench)
     app = bench.app()
