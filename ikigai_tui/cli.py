@@ -31,13 +31,39 @@ from ikigai_tui.core.ports import StoreError
 USAGE = 2  # exit status of a usage or configuration error (as argparse's own)
 FORMATS = ("text", "json", "stream-json")
 
-EXIT_CODES = """exit status:
-  0    success
-  1    a failed turn or input (the provider failed, a command was refused)
-  2    a usage or configuration error (nothing was written)
-  130  interrupted (Ctrl-C; a reply in progress is kept, flagged interrupted);
-       143, 129: ended by SIGTERM, SIGHUP (the same)
-"""
+# What exit status 1 means, command by command (None: the command never exits 1).
+TURN_FAILED = "a failed turn or input (the provider failed, a command was refused)"
+FAILED = {
+    "": TURN_FAILED, "ask": TURN_FAILED, "run": TURN_FAILED,
+    "context": "the database or the agent could not be read (no database, no such agent)",
+    "agents": "the database could not be read (no database, a damaged one)",
+    "log": "the database or the agent could not be read (no database, no such agent)",
+    "export": "the database or the agent could not be read, or FILE could not be written",
+    "check": "the database is damaged (each problem is listed) or could not be opened",
+    "paths": None,
+    "completion": None,
+}
+TURNS = ("", "ask", "run")  # the commands that keep a reply in progress when stopped
+
+
+def exit_codes(name: str) -> str:
+    """The `exit status:` section of the help of `ikigai` (name "") or of a command."""
+    lines = ["exit status:", "  0    success"]
+    if FAILED[name]:
+        lines.append(f"  1    {FAILED[name]}")
+    lines.append("  2    a usage or configuration error (nothing was written)")
+    if name in TURNS:
+        lines += ["  130  interrupted (Ctrl-C; a reply in progress is kept, flagged interrupted);",
+                  "       143, 129: ended by SIGTERM, SIGHUP (the same)"]
+    elif name != "completion":
+        lines.append("  130  interrupted (Ctrl-C)")
+    return "\n".join(lines) + "\n"
+
+
+def epilog(name: str) -> str:
+    """The examples, then the exit statuses, of `ikigai` (name "") or of a command."""
+    return EXAMPLES[name] + "\n" + exit_codes(name)
+
 
 EXAMPLES = {
     "": """examples:
@@ -53,7 +79,7 @@ EXAMPLES = {
   ikigai ask --agent research --output-format stream-json "go on"
   echo "a long prompt" | ikigai ask -
 """,
-    "run": """examples:
+    "run": r"""examples:
   printf 'hello\n/mark A\n/context\n' | ikigai run
   ikigai --db /tmp/demo.db run --script session.txt --output-format stream-json
 """,
@@ -76,7 +102,7 @@ EXAMPLES = {
 
 def _sub(sub, name: str, help: str, **kwargs) -> argparse.ArgumentParser:
     return sub.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".",
-                          epilog=EXAMPLES[name] + ("\n" + EXIT_CODES if name in ("ask", "run") else ""),
+                          epilog=epilog(name),
                           formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
 
@@ -118,7 +144,7 @@ def _config_option(parser: argparse.ArgumentParser, default) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ikigai", description="A terminal workbench for long-running LLM conversations.",
-        epilog=EXAMPLES[""] + "\n" + EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=epilog(""), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ikigai {__version__}")
     _global_options(parser, None)
     parser.add_argument("--line", dest="line_mode", action="store_true",

@@ -16,6 +16,8 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.notifications import Notification
+from textual.widgets._toast import ToastRack
 from textual.widgets import Static
 
 from ikigai_tui.config import Config
@@ -83,6 +85,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.outbox = Outbox()
         self.usage_plans = UsagePlans()  # each agent's window, planned again when stale
         self.unseen = Unseen()  # agents with news no pane showed (tui/unseen.py)
+        self._news_toast: Notification | None = None  # the one shown (_toast_news)
         self.show_outside = True  # the scrollbacks' toggles (F8, F9), for every pane
         self.show_ids = False
         self.startup_error: str | None = None
@@ -211,12 +214,24 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             if agent_id in shown:
                 continue
             self.unseen.add(agent_id, words)
-            failed = words.startswith("failed")
-            self.notify(f"{sanitize(session.tree.label(agent_id))} {words}", markup=False,
-                        severity="warning" if failed else "information")
+            self._toast_news(f"{sanitize(session.tree.label(agent_id))} {words}")
             if self.config.bell:
                 self.bell()
             self.schedule_refresh()
+
+    def _toast_news(self, text: str) -> None:
+        """One news toast at a time: a newer replaces the one still shown, its title
+        counting the agents with news (five forks ending stacked toasts over the panes)."""
+        old = self._news_toast
+        if old is not None and old in self._notifications:
+            self._unnotify(old, refresh=False)
+            for screen in self.screen_stack:  # Textual leaves the holder of a toast it drops
+                screen.query(f"#{ToastRack._toast_id(old)}").remove()
+        self._news_toast = Notification(text, self.unseen.headline(), self.unseen.severity(),
+                                        self.NOTIFICATION_TIMEOUT, markup=False)
+        # Added at once, not through a Notify message: the next news may come before it.
+        self._notifications.add(self._news_toast)
+        self._refresh_notifications()
 
     def on_agents_changed(self, _message: AgentsChanged) -> None:
         self.schedule_refresh()

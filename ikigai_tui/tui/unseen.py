@@ -10,7 +10,7 @@ asks it for its badges, the panes' changes clear it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ikigai_tui.core.notices import EventsCommitted, Notice, TurnFinished
 from ikigai_tui.tui.safe_text import sanitize
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Unseen", "news_of"]
 
 ERROR_SHOWN = 80  # characters of a failure's message in its toast
+FAILED = "failed"  # how the words of a failure begin
 
 
 class Unseen:
@@ -35,6 +36,18 @@ class Unseen:
     def add(self, agent_id: str, words: str) -> None:
         self.news[agent_id] = words
 
+    def headline(self) -> str:
+        """The news toast's title when several agents have news: how many (one toast
+        tells the latest; they never stack over the panes' titles)."""
+        if len(self.news) < 2:
+            return ""
+        failed = sum(words.startswith(FAILED) for words in self.news.values())
+        return f"{len(self.news)} agents have news" + (f", {failed} failed" if failed else "")
+
+    def severity(self) -> Literal["information", "warning"]:
+        """A warning while any agent's unseen news is a failure."""
+        return "warning" if any(w.startswith(FAILED) for w in self.news.values()) else "information"
+
     def seen(self, agent_ids: Iterable[str]) -> bool:
         """These agents are on screen now: their news is seen. Whether any was not."""
         gone = [a for a in agent_ids if a in self.news]
@@ -45,28 +58,35 @@ class Unseen:
 
 def news_of(notice: Notice, tree: AgentTree) -> list[tuple[str, str]]:
     """(agent id, what happened) for each piece of news a notice brings: a turn that
-    ended or failed (this process's), mail (from any process), a failure another process
-    logged for an agent."""
+    ended or failed (this process's), mail (sent by an agent's LLM, or from another
+    process), a failure another process logged for an agent. Mail the user sent here
+    with /send is no news: the user did it (its batch opens with the user's command)."""
     if isinstance(notice, TurnFinished):
         if notice.agent_id not in tree:
             return []
         if not notice.ok:
-            return [(notice.agent_id, f"failed: {_short(notice.error or 'unknown error')}")]
+            return [(notice.agent_id, f"{FAILED}: {_short(notice.error or 'unknown error')}")]
         stopped = tree[notice.agent_id].status == "dead"
         return [(notice.agent_id, "was stopped" if stopped else "finished its turn")]
     if not isinstance(notice, EventsCommitted):
         return []
     found = []
+    typed_by = None  # the agent whose command, typed by the user here, wrote what follows
     for event in notice.events:
+        if event.kind == "command":
+            typed_by = (event.agent_id if not notice.foreign
+                        and event.payload.get("source") == "human" else None)
         if event.agent_id not in tree:
             continue
         if event.kind == "mail":
             sender = event.payload.get("from")
+            if sender is not None and sender == typed_by:
+                continue
             who = tree.label(sender) if isinstance(sender, str) and sender in tree else "another agent"
             found.append((event.agent_id, f"got mail from {sanitize(who)}"))
         elif event.kind == "error" and notice.foreign:  # this process's come as TurnFinished
             found.append((event.agent_id,
-                          f"failed: {_short(str(event.payload.get('message', '')))}"))
+                          f"{FAILED}: {_short(str(event.payload.get('message', '')))}"))
     return found
 
 

@@ -4,9 +4,12 @@ stream_schema.py), `run --output-format`, and the exit codes 0, 1, 2."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
+
+from ikigai_tui.cli import build_parser, main
 
 from tests.fakes.server import Fault, FakeProvider, Reply
 from tests.integration.stream_schema import JSON_RESULT, validate, validate_line
@@ -188,3 +191,32 @@ def test_help_documents_exit_codes_and_examples(ikigai):
         sub = ikigai(command, "--help")
         assert sub.returncode == 0, command
         assert "ikigai" in sub.stdout.split("examples:")[1], command
+
+
+def _help(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--help"])
+    assert done.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_every_command_help_lists_its_exit_statuses(capsys):
+    """The README says `ikigai COMMAND --help` shows the exit statuses: every command's
+    does (any command added later too), after its examples, success and usage error
+    always there."""
+    commands = next(a for a in build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction)).choices
+    assert {"ask", "run", "context", "agents", "log", "export", "check"} <= set(commands)
+    for command in commands:
+        statuses = _help(capsys, command).split("examples:")[1].split("exit status:\n")[1]
+        assert "  0    success\n" in statuses, command
+        assert "  2    a usage or configuration error" in statuses, command
+    check = _help(capsys, "check")
+    assert "  1    the database is damaged" in check
+
+
+def test_run_help_example_is_one_line_per_command(capsys):
+    """The example pipes `printf 'hello\\n/mark A\\n/context\\n'`: shown as typed, the
+    backslashes kept, not broken over three lines."""
+    shown = _help(capsys, "run")
+    assert "  printf 'hello\\n/mark A\\n/context\\n' | ikigai run\n" in shown

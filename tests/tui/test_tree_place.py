@@ -57,7 +57,14 @@ async def test_a_background_agents_turn_end_and_mail_badge_it_and_toast_until_it
                    for t in _toasts(app)), _toasts(app)
         assert "helper (" in _row(app, helper) and " new " in _row(app, helper)
 
+        # Mail the user sends is no news: the user did it.
+        before = _toasts(app)
         await send_text(pilot, "/send kid please also look at pears")
+        assert kid not in app.unseen and " new " not in _row(app, kid)
+        assert _toasts(app) == before
+        # Mail an agent's LLM sends is.
+        await session.command(root, "/send kid and at quinces", source="llm")
+        await idle(pilot)
         assert kid in app.unseen and " new " in _row(app, kid)
         assert any(t.startswith("kid (") and t.endswith(f"got mail from root ({root[:6]})")
                    for t in _toasts(app)), _toasts(app)
@@ -76,6 +83,28 @@ async def test_a_background_agents_turn_end_and_mail_badge_it_and_toast_until_it
         await idle(pilot)
         assert helper in [p.agent_id for p in app.panes.all()]
         assert helper not in app.unseen and " new " not in _row(app, helper)
+
+
+async def test_five_forks_ending_at_once_make_one_toast_clear_of_the_pane_title(bench):
+    """Five children end their turns unseen at 80x24: one toast tells the latest, its
+    title how many agents have news; toasts never stack over the pane's title."""
+    await _family(bench)
+    app = bench.app()
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(pilot)
+        for n in range(5):
+            await send_text(pilot, f"/fork --name k{n} look into plums {n}")
+        await idle(pilot)
+        await pilot.pause(0.1)
+        assert len(app.unseen.news) == 5
+        toasts = list(app.screen.query(Toast))
+        assert len(toasts) == 1 and len(_toasts(app)) == 1, _toasts(app)
+        assert _toasts(app)[0].startswith("k4 (") and _toasts(app)[0].endswith("finished its turn")
+        assert [n.title for n in app._notifications] == ["5 agents have news"]
+        title = app.panes.all()[0].title.region
+        assert not toasts[0].region.overlaps(title), (toasts[0].region, title)
+        assert toasts[0].region.y == title.bottom  # just under it: no gap left by the dropped
+        assert not toasts[0].region.overlaps(app.prompt_input.region)
 
 
 async def test_news_of_an_agent_on_screen_is_no_news(bench):
@@ -115,6 +144,15 @@ def test_news_names_a_failure_and_mail_from_anywhere():
     mail = Event("k", "mail", {"from": "r", "text": "hi"})
     error = Event("k", "error", {"message": "the stream broke"})
     assert news_of(EventsCommitted([mail, error]), tree) == [("k", "got mail from root (r)")]
+    # Mail the user sent here (its batch opens with the user's command) is no news; the
+    # LLM's, or another process's, is.
+    typed = Event("r", "command", {"text": "/send kid hi", "source": "human"})
+    assert news_of(EventsCommitted([typed, mail]), tree) == []
+    by_llm = Event("r", "command", {"text": "/send kid hi", "source": "llm"})
+    assert news_of(EventsCommitted([typed, by_llm, mail]), tree) == [
+        ("k", "got mail from root (r)")]
+    assert news_of(EventsCommitted([typed, mail], foreign=True), tree) == [
+        ("k", "got mail from root (r)")]
     # Another process's failure comes only as its event.
     assert news_of(EventsCommitted([error], foreign=True), tree) == [
         ("k", "failed: the stream broke")]

@@ -163,10 +163,11 @@ class PromptInput(TextArea):
 
     def on_resize(self) -> None:
         self._fit_placeholder()
-        # Toasts sit at the bottom right of the screen, where the input is: they stack
-        # above it (and the footer under it) instead, so what is typed stays in view.
+        # Toasts never reach down over the input (and the footer under it), so what is
+        # typed stays in view; their top margin is the stylesheet's (under the panes'
+        # titles), which a margin of 0 here once undid.
         for rack in self.screen.query("#textual-toastrack"):
-            rack.styles.margin = (0, 0, 1 + self.outer_size.height, 0)
+            rack.styles.margin = (rack.styles.margin.top, 0, 1 + self.outer_size.height, 0)
 
     def put_text(self, text: str) -> None:
         """Replace the whole text (the editor's result), the cursor at its end."""
