@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ikigai_tui.tui.fit import fit
+from ikigai_tui.tui.fit import fit_parts
 from ikigai_tui.tui.widgets.scrollback import Page, Scrollback
 
 
@@ -23,9 +23,7 @@ class PaneTitle(Static):
             self.refresh()
 
     def render(self) -> Text:
-        parts = self._parts
-        wordings = [" · ".join(parts[:count]) for count in range(len(parts), 0, -1)]
-        return Text(fit(wordings, self.content_size.width or 1_000) if wordings else "")
+        return Text(fit_parts(self._parts, self.content_size.width or 1_000))
 
 
 class AgentPane(Vertical):
