@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Tree
@@ -181,6 +182,13 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
     """Every agent of the session, parents before children, all expanded."""
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | set(TREE_COMPONENTS.values())
+    # The footer says what the keys do here: Enter focuses the agent under the cursor, and
+    # Esc (the app's stop-reply key, which from the tree goes back to the input) says so,
+    # not "Stop reply".
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Focus agent", id="tree-focus"),
+        Binding("escape", "app.stop_reply", "Back to the input", id="tree-back"),
+    ]
     DEFAULT_CSS = """
     AgentTreeView {
         width: 1fr;
