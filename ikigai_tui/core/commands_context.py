@@ -160,7 +160,10 @@ async def context(c: CommandContext) -> CommandResult:
         f"  system prompt  {w.system:>9,}" + (f"  (of which {len(r.pins)} pins: {w.pins:,})"
                                                  if r.pins else ""),
         f"  tools          {w.tools:>9,}",
-        f"  summaries      {w.summaries:>9,}  ({len(r.summaries)})",
+        # "(2 summaries)" names what the figure counts; none: no note (not "0  (0)")
+        f"  summaries      {w.summaries:>9,}" + (f"  ({len(r.summaries):,} summar"
+                                                 f"{'y' if len(r.summaries) == 1 else 'ies'})"
+                                                 if r.summaries else ""),
         f"  window         {w.window:>9,}  ({inside:,} messages)",
         f"  outside window {w.outside:>9,}  ({w.start_index:,} messages, {w.pruned_turns:,} pruned "
         f"turn{'s' if w.pruned_turns != 1 else ''}; not sent)",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from rich.cells import cell_len
 
-__all__ = ["fit"]
+__all__ = ["fit", "fit_parts"]
 
 
 def fit(wordings: Sequence[str], width: int) -> str:
@@ -29,3 +29,16 @@ def fit(wordings: Sequence[str], width: int) -> str:
             break
         out += char
     return out + "…" if width > 0 else ""
+
+
+def fit_parts(parts: Sequence[str], width: int, drop: Sequence[int] = (), sep: str = " · ") -> str:
+    """`parts` joined by `sep`, whole parts dropped until the line fits `width`: those at the
+    indexes in `drop` first (in that order), then from the end; never a dangling `sep`.
+    Only the first part alone too wide is cut, after a word (fit)."""
+    order = [*drop, *(i for i in range(len(parts) - 1, 0, -1) if i not in drop)]
+    kept = list(range(len(parts)))
+    wordings = [sep.join(parts[i] for i in kept)]
+    for index in order:
+        kept.remove(index)
+        wordings.append(sep.join(parts[i] for i in kept))
+    return fit(wordings, width) if parts else ""

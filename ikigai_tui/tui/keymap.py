@@ -81,6 +81,7 @@ def binding_groups() -> dict[str, list[Binding]]:
     from ikigai_tui.tui.screens.message_view import MessageScreen
     from ikigai_tui.tui.screens.preview import PreviewScreen
     from ikigai_tui.tui.screens.preview_list import PreviewList
+    from ikigai_tui.tui.widgets.agent_tree import AgentTreeView
     from ikigai_tui.tui.widgets.prompt import PromptInput
 
     def own(cls) -> list[Binding]:
@@ -94,6 +95,7 @@ def binding_groups() -> dict[str, list[Binding]]:
         "the preview": [*own(PreviewScreen), *own(PreviewList)],
         "the message view": own(MessageScreen),
         "the matching dialog": own(MatchingScreen),
+        "the agent tree": own(AgentTreeView),
     }
 
 

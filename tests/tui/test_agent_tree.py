@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+import pytest
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
@@ -165,3 +167,23 @@ async def test_the_cursor_row_keeps_the_warning_colour_of_its_usage():
                 tree.focus()
                 await pilot.pause()
             assert usage_colour(0) == usage_colour(1)  # the cursor row and a plain row
+
+
+@pytest.mark.parametrize("new", [False, True])
+def test_a_narrow_row_drops_the_id_then_cuts_the_name_never_drops_it(new):
+    """Issue 23 review, item 8: the narrowest tree read `▶ ○ root (7…` (cut mid-id) and
+    `└─ ○ …  new` (the name gone, the badge kept). The id goes whole, first; then the
+    name's end, with "…"; the badge goes before the name's first letter would."""
+    rows = [AgentRow("7a1b2c3d", "root (7a1b2c)", "idle", 0, 1.0, None, 900, 800, new=new),
+            AgentRow("8e9f0a1b", "kiddo (8e9f)", "idle", 2, 1.0, "7a1b2c3d", 900, 800, new=new)]
+    for row in rows:
+        name, short = row.label.split(" ")
+        for width in range(6, 40):
+            line = agent_label(row, False, width=width).plain
+            assert cell_len(line) <= width, (width, line)
+            if "(" in line:
+                assert short in line, (width, line)  # never cut mid-id
+            shown = line[2:].split(" ")[0].rstrip("…")
+            assert shown and name.startswith(shown), (width, line)  # some of the name, always
+            if width >= len(f"○ {name}"):
+                assert line[2:].startswith(name), (width, line)

@@ -158,3 +158,89 @@ async def test_toasts_stay_above_the_input(bench, lines):
         prompt = app.prompt_input.region
         assert toast.region.bottom <= prompt.y
         assert toast.region.height >= 3
+
+
+def _bar(app) -> list[tuple[str, str]]:
+    return [(display, description) for _, display, description, _ in app.screen.query_one(KeyBar).entries()]
+
+
+async def test_the_tree_focused_footer_says_what_esc_and_enter_do_there(bench):
+    """Issue 23 review, item 2: with the tree focused the footer said `Esc Stop reply` (Esc
+    goes back to the input there) and did not show Enter (focus the agent)."""
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert ("Esc", "Stop reply") in _bar(app)  # in the input, Esc does stop the reply
+        await pilot.press("ctrl+t")
+        await idle(pilot)
+        assert app.focused is app.agent_tree
+        bar = _bar(app)
+        assert ("Esc", "Back to the input") in bar and ("Enter", "Focus agent") in bar, bar
+        assert "Stop reply" not in dict(bar).values()
+        await pilot.press("escape")
+        await idle(pilot)
+        assert app.focused is app.prompt_input
+
+
+async def test_dialogs_name_keys_as_the_footer_does(bench):
+    """Issue 23 review, item 2: `n/esc No` in the confirmation, `esc: back to the list` on
+    the message view, `a all · n none · v view` in the preview's hint under a footer
+    saying `A Select all`; /recall's footer `Ctrl+S Apply` beside a `Restore` button."""
+    from textual.widgets import Button
+
+    from ikigai_tui.tui.screens.confirm import ConfirmScreen
+    from ikigai_tui.tui.screens.message_view import MessageScreen
+    from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
+    from ikigai_tui.tui.widgets.fitted import FittedParts
+
+    items = [PreviewItem(i, "user", f"message {i}", 10, True) for i in (1, 2, 3)]
+    app = bench.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.push_screen(ConfirmScreen("Discard the edited summary?"))
+        await idle(pilot)
+        assert ("Y", "Yes") in _bar(app) and ("N/Esc", "No") in _bar(app), _bar(app)
+        labels = [str(b.label) for b in app.screen.query(Button)]
+        assert labels == ["Yes (Y)", "No (N)"], labels
+        app.pop_screen()
+
+        app.push_screen(PreviewScreen("Recall", items, 100, mode="restore", apply_label="Restore"))
+        await idle(pilot)
+        bar = _bar(app)
+        assert ("Ctrl+S", "Restore") in bar and "Apply" not in dict(bar).values(), bar
+        hint = app.screen.query_one(".hint", FittedParts).render().plain
+        assert hint == "Space toggle · A all · N none · V view · Enter restore · Esc cancel"
+        shown = {display for display, _ in bar}
+        assert {part.split(" ")[0] for part in hint.split(" · ")} - {"Enter"} <= shown, bar
+        assert not misnamed(screen_text(app))
+
+        app.push_screen(MessageScreen(items[0]))
+        await idle(pilot)
+        assert app.screen.query_one(".dialog").border_subtitle == "Esc back to the list"
+        assert ("Esc", "Back to the list") in _bar(app)
+
+
+@pytest.mark.parametrize("width", [120, 80, 60])
+async def test_the_preview_hint_drops_whole_keys_never_cuts_one(bench, width):
+    """Issue 23 review, item 8: at 80 columns the hint read `… · v view · Ente…`. Whole
+    parts go (view, none, all: the footer has them); toggle, apply and cancel stay."""
+    from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
+    from ikigai_tui.tui.widgets.fitted import FittedParts
+
+    full = "Space toggle · A all · N none · V view · Enter apply · Esc cancel".split(" · ")
+    app = bench.app()
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(PreviewScreen("Forget", [PreviewItem(1, "user", "hi", 5, True)], 100))
+        await idle(pilot)
+        widget = app.screen.query_one(".hint", FittedParts)
+        hint = widget.render().plain
+        assert "…" not in hint and cell_len(hint) <= widget.content_size.width, hint
+        parts = hint.split(" · ")
+        assert set(parts) <= set(full) and parts == [p for p in full if p in parts], hint
+        if width >= 80:  # narrower, the buttons beside it (Apply, Cancel) say the rest
+            assert {"Space toggle", "Enter apply", "Esc cancel"} <= set(parts), hint
+        if width >= 120:
+            assert parts == full
+        row = screen_text(app).splitlines()[widget.region.y]
+        assert hint in row  # drawn whole

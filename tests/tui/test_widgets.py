@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 import pytest
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -316,6 +317,30 @@ async def test_gauge_text_and_estimate_marker():
         screenshot(app, "gauge_normal")
         gauge.set_unknown()
         assert _plain(gauge) == "Sent: …"
+
+
+@pytest.mark.parametrize("width", [80, 44, 40, 30, 20, 12])
+async def test_a_narrow_gauge_drops_whole_phrases(width):
+    """Issue 23 review, item 1: at 80x24 the gauge read `... · 1% of 200K · 27` ("turns
+    pruned" lost). Whole phrases go, the limit's share first; never a phrase cut."""
+    app = GaugeApp()
+    async with app.run_test(size=(width, 3)) as pilot:
+        gauge = app.query_one(ContextGauge)
+        gauge.update_usage(781, 200_000, 0.4, "normal", False, budget=800, pruned_turns=27)
+        await pilot.pause()
+        full = _plain(gauge)
+        assert full.endswith(" · 27 turns pruned"), full
+        line = gauge.render().plain
+        assert cell_len(line) <= gauge.content_size.width
+        phrases = full.split(" · ")
+        if width >= cell_len(full):
+            assert line == full
+        elif width >= cell_len(f"{phrases[0]} · {phrases[2]}"):
+            assert line == f"{phrases[0]} · {phrases[2]}"  # the share of 200K went first
+        else:
+            kept = line.removesuffix("…").split(" · ")
+            assert kept[0] and phrases[0].startswith(kept[0]) and len(kept) == 1, line
+            assert phrases[0][len(kept[0]):][:1] in ("", " ", ":"), line  # after a word
 
 
 async def test_gauge_state_classes_switch_one_at_a_time():

@@ -25,7 +25,7 @@ def _num(text: str) -> int:
 _BREAKDOWN = [
     r"  system prompt +(?P<system>[\d,]+)(?:  \(of which (?P<npins>\d+) pins: (?P<pins>[\d,]+)\))?",
     r"  tools +(?P<tools>[\d,]+)",
-    r"  summaries +(?P<summaries>[\d,]+)  \((?P<nsummaries>\d+)\)",
+    r"  summaries +(?P<summaries>[\d,]+)(?:  \((?P<nsummaries>\d+) summar(?:y|ies)\))?",
     r"  window +(?P<window>[\d,]+)  \((?P<nwindow>[\d,]+) messages\)",
     r"  outside window +(?P<outside>[\d,]+)  \((?P<noutside>[\d,]+) messages, (?P<pruned>-?[\d,]+) "
     r"pruned turns?; not sent\)",
@@ -86,7 +86,9 @@ async def test_context_command_reports_the_window(sessions):
                                 f"  1. {w.pins:>9,}  always answer briefly"]
     assert _num(shown["system"]) == w.system > w.pins
     assert _num(shown["tools"]) == w.tools > 0
-    assert (_num(shown["summaries"]), shown["nsummaries"]) == (0, "0")
+    # None: no "(0)" after the 0 (issue 23 review, item 10: what was "(0)"?).
+    assert _num(shown["summaries"]) == 0 and "nsummaries" not in shown
+    assert result.lines[3] == f"  summaries      {0:>9,}"
     assert _num(shown["window"]) == w.window and _num(shown["nwindow"]) == len(window)
     assert _num(shown["outside"]) == w.outside > 0
     assert _num(shown["history"]) == w.tokens + w.outside  # sent + pruned: what auto-compaction measures
@@ -112,6 +114,7 @@ async def test_context_command_reports_the_window(sessions):
     await session.commit(batch)
     after = parse_context((await session.command(root, "/context")).lines)
     assert after["nsummaries"] == "1" and _num(after["summaries"]) > 0
+    assert "  (1 summary)" in (await session.command(root, "/context")).lines[3]
 
     # Exact counts for an OpenAI model.
     await session.command(root, "/model openai/gpt-4o")

@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ikigai_tui.tui.keymap import key_name
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
@@ -29,9 +30,10 @@ class ConfirmScreen(ModalScreen[bool]):
     CSS_PATH = STYLES
     AUTO_FOCUS = "#confirm-no"
 
-    BINDINGS = [
+    BINDINGS = [  # keys named as pressed (keymap.key_name), as on the buttons
         Binding("y", "answer(True)", "Yes"),
-        Binding("n,escape", "answer(False)", "No", key_display="n/esc"),
+        Binding("n,escape", "answer(False)", "No",
+                key_display=f"{key_name('n')}/{key_name('escape')}"),
     ]
 
     def __init__(self, question: str, *, yes: str = "Yes", no: str = "No") -> None:
@@ -44,8 +46,8 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical(classes="dialog"):
             yield Static(plain(self._question), id="confirm-question")
             with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self._yes} (y)", variant="error", id="confirm-yes", compact=True)
-                yield Button(f"{self._no} (n)", variant="primary", id="confirm-no",
+                yield Button(f"{self._yes} ({key_name('y')})", variant="error", id="confirm-yes", compact=True)
+                yield Button(f"{self._no} ({key_name('n')})", variant="primary", id="confirm-no",
                              compact=True)
         yield KeyBar()
 

@@ -19,6 +19,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from ikigai_tui.tui.keymap import key_names
 from ikigai_tui.tui.safe_text import plain, sanitize
 from ikigai_tui.tui.screens.preview_rows import PreviewItem
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -54,7 +55,9 @@ class MessageScreen(ModalScreen[None]):
             shown, notice = "Loading…", None
         with Vertical(classes="dialog") as dialog:
             dialog.border_title = plain(f"#{item.id} · {item.role} · {item.tokens:,} tokens")
-            dialog.border_subtitle = "esc: back to the list"
+            # The close key as the footer names it (keymap.key_name), in the keymap in force.
+            close = key_names(self.BINDINGS, getattr(self.app, "keymap", None) or {})["view-close"]
+            dialog.border_subtitle = f"{close} back to the list"
             if item.reason:
                 yield Static(plain(f"matched: {' '.join(item.reason.split())}"), id="message-reason")
             area = TextArea(shown, read_only=True, soft_wrap=True, show_line_numbers=False,

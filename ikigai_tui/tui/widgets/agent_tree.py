@@ -21,15 +21,18 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, NamedTuple
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ikigai_tui.core.limits import format_percent, format_tokens, usage_state
+from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 
@@ -105,19 +108,43 @@ NEW_BADGE = " new "
 MORE = " …"  # ends a row whose last fields did not fit
 
 
-def _fields(row: AgentRow, focused: bool, styles: TreeStyles) -> tuple[Text, Text, list[Text]]:
-    """The row's head (marker, status, name), its badge, and its other fields in the order
-    shown (each with its leading separator): the last ones are dropped first."""
-    glyph = STATUS_GLYPHS.get(row.status, "·")
+def _name(row: AgentRow) -> str:
+    return sanitize(row.label).replace("\n", " ").replace("\t", " ") or row.id
+
+
+def _head(row: AgentRow, focused: bool, styles: TreeStyles, name: str) -> Text:
+    """The focus marker, the status glyph and `name`."""
     head = Text()
     if focused:
         head.append(FOCUS_MARKER, style="bold")
     glyph_style = styles.working if row.status == "working" else (
         styles.dead if row.status == "dead" else "")
-    head.append(glyph, style=glyph_style)
+    head.append(STATUS_GLYPHS.get(row.status, "·"), style=glyph_style)
     head.append(" ")
-    name = sanitize(row.label).replace("\n", " ").replace("\t", " ") or row.id
     head.append(name, style="bold" if focused else "")
+    return head
+
+
+def _short_head(row: AgentRow, focused: bool, styles: TreeStyles, badge: Text,
+                width: int) -> Text:
+    """A row whose name does not fit with its fields: the id in parentheses goes first
+    (never cut mid-id), then the badge, then the name's end (never all of it)."""
+    name = _name(row)
+    room = width - _head(row, focused, styles, "").cell_len
+    if name.endswith(")") and " (" in name and cell_len(name) + badge.cell_len > room:
+        name = name[:name.rindex(" (")]
+    if cell_len(name) + badge.cell_len > room:
+        badge = Text()  # the whole name before the badge
+    text = _head(row, focused, styles, fit((name,), max(2, room)))
+    text.append_text(badge)
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _fields(row: AgentRow, focused: bool, styles: TreeStyles) -> tuple[Text, Text, list[Text]]:
+    """The row's head (marker, status, name), its badge, and its other fields in the order
+    shown (each with its leading separator): the last ones are dropped first."""
+    head = _head(row, focused, styles, _name(row))
     badge = Text()
     if row.new:
         badge.append(" ")
@@ -141,7 +168,7 @@ def agent_label(row: AgentRow, focused: bool, styles: TreeStyles = PLAIN_TREE,
                 width: int | None = None) -> Text:
     """The one-line label of a node (never parsed as markup), fitted to `width` cells when
     given: whole fields dropped from the end and ``…`` in their place; a name too long
-    for even that is cut with ``…``, the badge kept."""
+    for even that loses its id, then its end (_short_head)."""
     head, badge, rest = _fields(row, focused, styles)
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append_text(head)
@@ -155,10 +182,7 @@ def agent_label(row: AgentRow, focused: bool, styles: TreeStyles = PLAIN_TREE,
             text.append_text(rest[kept])
             kept += 1
         if text.cell_len + len(MORE) > width:  # the name itself is too long
-            text = head.copy()
-            text.truncate(max(1, width - badge.cell_len - 1), overflow="ellipsis")
-            text.append_text(badge)
-            text.truncate(width, overflow="ellipsis")
+            text = _short_head(row, focused, styles, badge, width)
         else:
             text.append(MORE, style=styles.fill)
     else:
@@ -181,6 +205,13 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
     """Every agent of the session, parents before children, all expanded."""
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | set(TREE_COMPONENTS.values())
+    # The footer says what the keys do here: Enter focuses the agent under the cursor, and
+    # Esc (the app's stop-reply key, which from the tree goes back to the input) says so,
+    # not "Stop reply".
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Focus agent", id="tree-focus"),
+        Binding("escape", "app.stop_reply", "Back to the input", id="tree-back"),
+    ]
     DEFAULT_CSS = """
     AgentTreeView {
         width: 1fr;

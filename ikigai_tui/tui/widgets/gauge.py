@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from ikigai_tui.core.limits import STATES, format_tokens
 from ikigai_tui.core.measure_words import SENT_LABEL, sent_line
+from ikigai_tui.tui.fit import fit_parts
 
 __all__ = ["STATES", "ContextGauge", "format_tokens", "gauge_text"]
 
@@ -25,15 +26,23 @@ def gauge_text(
     exact: bool,
     budget: int = 0,
     pruned_turns: int = 0,
+    width: int | None = None,
 ) -> Text:
     """The gauge's line as plain rich Text (the italic tail carries a style):
     ``Sent: ~1.9K of 2K window · 1% of 200K · 3 turns pruned``. The figures are
-    rounded as /context rounds them (core/limits.py); `percent` only picks the state."""
-    text = Text(sent_line(tokens, limit, budget, exact))
+    rounded as /context rounds them (core/limits.py); `percent` only picks the state.
+    Within `width` cells, whole phrases are dropped (fit.py): with a window, the share of
+    the model's limit first (the window is the nearer bound), then from the end."""
+    parts = sent_line(tokens, limit, budget, exact).split(" · ")
+    pruned = f"{pruned_turns:,} turn{'s' if pruned_turns != 1 else ''} pruned"
     if pruned_turns > 0:
+        parts.append(pruned)
+    drop = (1,) if budget > 0 and limit > 0 and len(parts) > 2 else ()
+    line = " · ".join(parts) if width is None else fit_parts(parts, width, drop)
+    text = Text(line)
+    if pruned_turns > 0 and line.endswith(pruned):
         # Set apart in italic, not dim: dimmed, it fell to 2.7:1 in light themes.
-        text.append(f" · {pruned_turns:,} turn{'s' if pruned_turns != 1 else ''} pruned",
-                    style="italic")
+        text.stylize("italic", len(line) - len(pruned))
     return text
 
 
@@ -76,6 +85,15 @@ class ContextGauge(Static):
         self._shown = ("unknown",)
         self._set_state("normal")
         self.update(Text(f"{SENT_LABEL}: …"))
+
+    def render(self) -> Text:
+        """The line (`content`, in full) fitted to the width it has now: a narrow pane,
+        the key panel open."""
+        if self._shown is None or len(self._shown) == 1:
+            return Text(f"{SENT_LABEL}: …")
+        tokens, limit, percent, _state, exact, budget, pruned_turns = self._shown
+        return gauge_text(tokens, limit, percent, exact, budget, pruned_turns,
+                          self.content_size.width or None)
 
     @property
     def state(self) -> str:

@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Static
 
-from ikigai_tui.tui.fit import fit
+from ikigai_tui.tui.widgets.fitted import FittedParts
 from ikigai_tui.tui.widgets.scrollback import Page, Scrollback
 
 
-class PaneTitle(Static):
+class PaneTitle(FittedParts):
     """The agent, its status, its model: what fits the width, dropped from the end by
     whole parts (never a dangling " · " nor a word cut; fit.py)."""
-
-    _parts: tuple[str, ...] = ()
-
-    def show(self, parts: tuple[str, ...]) -> None:
-        if parts != self._parts:
-            self._parts = parts
-            self.refresh()
-
-    def render(self) -> Text:
-        parts = self._parts
-        wordings = [" · ".join(parts[:count]) for count in range(len(parts), 0, -1)]
-        return Text(fit(wordings, self.content_size.width or 1_000) if wordings else "")
 
 
 class AgentPane(Vertical):
