@@ -7,6 +7,7 @@ line-based `PreviewList` (preview_list.py), so thousands of them open and react 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
@@ -59,7 +60,9 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     (/remember): only the checked items stay; the unchecked ones leave, and so do the
     `unlisted` (messages, tokens) of the context that the preview does not show.
     `matcher` names what found the items, `criteria` what was asked; `load_text(id)`
-    gives a message's whole text for the `v` view.
+    gives a message's whole text for the `v` view. `resize(change)`: the context's
+    tokens once messages of `change` raw tokens come in (negative: leave), as measured
+    after applying (core/tokens.Resize.after); without it, the items' tokens are added.
     """
 
     CSS_PATH = STYLES
@@ -87,6 +90,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         criteria: str | None = None,
         load_text: LoadText | None = None,
         unlisted: tuple[int, int] = (0, 0),
+        resize: Callable[[float], int] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -104,6 +108,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         self._criteria = criteria
         self._load_text = load_text
         self._unlisted = unlisted
+        self._resize = resize
         self._list = PreviewList(self._items, id="preview-items")
 
     # ---- layout ----
@@ -175,12 +180,32 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         return self._list
 
     def leaving(self) -> tuple[int, int]:
-        """(messages, tokens) that would leave the context with the ticks as they are."""
+        """(messages, tokens) that would leave the context with the ticks as they are
+        (restore: that would come back); the tokens are the change of the context's size."""
         items = self._list
         if self._mode in ("remove", "restore"):  # restore: what comes back
-            return items.checked_count, items.checked_tokens
-        return (len(self._items) - items.checked_count + self._unlisted[0],
-                items.total_tokens - items.checked_tokens + self._unlisted[1])
+            messages, tokens = items.checked_count, items.checked_tokens
+        else:
+            messages = len(self._items) - items.checked_count + self._unlisted[0]
+            tokens = items.total_tokens - items.checked_tokens + self._unlisted[1]
+        if self._resize is None:
+            return messages, tokens
+        return messages, abs(self.tokens_after() - self._tokens_before)
+
+    def tokens_after(self) -> int:
+        """The context's tokens once applied, with the ticks as they are."""
+        items = self._list
+        if self._resize is None:
+            messages, tokens = self.leaving()
+            return (self._tokens_before + tokens if self._mode == "restore"
+                    else max(0, self._tokens_before - tokens))
+        if self._mode == "restore":
+            return self._resize(items.raw_of(items.checked_ids))
+        if self._mode == "remove":
+            return self._resize(-items.raw_of(items.checked_ids))
+        checked = set(items.checked_ids)
+        unticked = [i.id for i in self._items if i.id not in checked]
+        return self._resize(-items.raw_of(unticked) - self._unlisted[1])
 
     def _totals_text(self) -> Text:
         text = self._totals_line()
@@ -198,8 +223,8 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         if self._mode == "restore":
             return Text(f"{items.checked_count:,} of {len(self._items):,} selected · brings back "
                         f"{tokens:,} tokens · context: {self._tokens_before:,} → "
-                        f"{self._tokens_before + tokens:,} tokens")
-        after = max(0, self._tokens_before - tokens)
+                        f"{self.tokens_after():,} tokens")
+        after = self.tokens_after()
         context = f"context: {self._tokens_before:,} → {after:,} tokens"
         if self._mode == "remove":
             text = (f"{items.checked_count:,} of {len(self._items):,} selected"
