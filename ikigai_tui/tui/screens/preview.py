@@ -31,6 +31,8 @@ STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 
 MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
+KEYBAR_ROWS = 1  # the key bar docked at the bottom
+MIN_ROWS = 10  # fewer free rows than this above the input: the dialog takes the screen's
 HINT = "Space toggle · a all · n none · v view · Enter apply · Esc cancel"
 # The totals' second line when the items are grouped by exchange: how to tick one whole,
 # or the warning below. Always there, so that the dialog's layout does not change (and
@@ -115,7 +117,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
 
     def compose(self) -> ComposeResult:
         items = self._list
-        with Vertical(classes="dialog") as dialog:
+        with Vertical(id="preview-area"), Vertical(classes="dialog") as dialog:
             title = self._title
             if self._criteria:
                 title += f' · "{" ".join(self._criteria.split())}"'
@@ -144,26 +146,48 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     # ---- fitting the list to the screen ----
 
     def on_mount(self) -> None:
+        self._place()
         self.call_after_refresh(self._fit_list)
 
     def on_resize(self) -> None:
+        self._place()
         self.call_after_refresh(self._fit_list)
 
+    def _free_rows(self) -> tuple[int, int]:
+        """The rows the dialog may take, [top, bottom): those of the conversation panes of
+        the screen below (the status line, the gauge, the input and the key bar stay in
+        view, their borders whole); without panes, 90% of the screen, centred."""
+        height = self.size.height - KEYBAR_ROWS
+        panes = getattr(self.app, "panes", None)
+        region = panes.region if panes is not None and panes.is_mounted else None
+        if region and region.height >= MIN_ROWS and region.bottom <= height:
+            return region.y, region.bottom
+        rows = max(1, min(height, height * 9 // 10))
+        top = (height - rows) // 2
+        return top, top + rows
+
+    def _place(self) -> None:
+        """The area the dialog is centred in: the free rows, from the start."""
+        self.set_class(self.size.height < SHORT_SCREEN, "-short")
+        top, bottom = self._free_rows()
+        area = self.query_one("#preview-area").styles
+        area.margin = (top, 0, 0, 0)
+        area.height = bottom - top
+
     def _fit_list(self) -> None:
-        """Let the list grow with its items but leave room for the rest of the dialog."""
+        """Let the list grow with its items up to what the rest of the dialog leaves of
+        the free rows. The dialog's other parts keep their height whatever is ticked (the
+        totals' second line is always there), so this is its size from the start."""
         if not self.is_mounted:
             return
+        self._place()
         dialog = self.query_one(".dialog")
         items = self._list
-        self.set_class(self.size.height < SHORT_SCREEN, "-short")
-        limit = dialog.styles.max_height
-        # The dialog is laid out in what the docked key bar leaves of the screen.
-        space = self.size - Size(0, self.query_one(KeyBar).outer_size.height)
-        height = space.height
-        if limit is not None:
-            height = int(limit.resolve(space, space, None))
-        chrome = dialog.virtual_size.height + dialog.styles.gutter.height - items.outer_size.height
-        room = max(3, height - chrome)
+        top, bottom = self._free_rows()
+        chrome = dialog.styles.gutter.height + sum(
+            child.outer_size.height for child in dialog.children
+            if child is not items and child.display)
+        room = max(3, bottom - top - chrome)
         if items.styles.max_height is None or items.styles.max_height.value != room:
             items.styles.max_height = room
             self.call_after_refresh(items.scroll_to_cursor)
