@@ -87,11 +87,12 @@ async def recall(c: CommandContext) -> CommandResult | RestoreProposal:
     counter = c.services.meter(c.agent).counter
     for event, standing in zip(hits, states):
         first = first_line(event)
+        raw = counter.message(event.kind, event.payload)
         lines.append(f"  #{event.id} {event.kind} · {standing.state} · {first}")
         data.append({"id": event.id, "agent": event.agent_id, "role": event.kind,
                      "state": standing.state, "text": first,
                      "restorable": standing.status == OUT, "exchange": exchange.get(event.id),
-                     "tokens": counter.scale(counter.message(event.kind, event.payload))})
+                     "tokens": counter.scale(raw), "raw_tokens": raw})
     if any(d["restorable"] for d in data):
         lines.append("Bring them back with /restore IDS, or all with /recall QUERY --restore.")
     return CommandResult(lines, data=data)

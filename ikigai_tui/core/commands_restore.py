@@ -25,6 +25,7 @@ from ikigai_tui.core.replay_queries import removal_label
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
     from ikigai_tui.core.command_context import CommandContext
+    from ikigai_tui.core.tokens import Resize
 
 IN, OUT, SUMMARISED, FOREIGN = "in", "out", "summarised", "foreign"
 MOST = 2000  # messages one /restore may name
@@ -178,15 +179,15 @@ async def propose(c: CommandContext, events: list[Event], states: list[Standing]
     counter = meter.counter
     items, outlines = [], {}
     for event, standing in sorted(back + extra, key=lambda es: es[0].id):
-        tokens = counter.scale(counter.message(event.kind, event.payload))
-        items.append(ProposalItem(event.id, event.kind, first_line(event), tokens, True,
-                                  standing.state, exchange.get(event.id)))
+        raw = counter.message(event.kind, event.payload)
+        items.append(ProposalItem(event.id, event.kind, first_line(event), counter.scale(raw),
+                                  True, standing.state, exchange.get(event.id), raw))
         if r.message_row(event.id) is None:  # an ancestor's, from outside the inheritance
             outlines[event.id] = (event.id, event.kind, dict(outline(event.kind, event.payload)))
     tokens_before = (await c.services.measure(c.agent.id)).tokens
     return RestoreProposal(tuple(items), tokens_before, partners, outlines, tuple(notes),
                            frozenset(e.id for e, _s in back), dry_run=dry_run, review=review,
-                           query=query)
+                           query=query, resize=meter.resize(tokens_before))
 
 
 def _notes(pairs: list[tuple[Event, Standing]]) -> list[str]:
@@ -248,6 +249,7 @@ class RestoreProposal(Proposal):
     dry_run: bool = False
     review: bool = False  # shown for review first (/restore --preview)
     query: str | None = None  # the /recall it came from
+    resize: Resize | None = None  # the context's size after, as measured then
 
     @property
     def title(self) -> str:
@@ -270,7 +272,10 @@ class RestoreProposal(Proposal):
 
     def tokens_after(self, ids: list[int]) -> int:
         wanted = set(ids)
-        return self.tokens_before + sum(i.tokens for i in self.items if i.id in wanted)
+        back = [i for i in self.items if i.id in wanted]
+        if self.resize is None:
+            return self.tokens_before + sum(i.tokens for i in back)
+        return self.resize.after(sum(i.raw for i in back))
 
     def preview_lines(self) -> list[str]:
         ids = self.chosen()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.bodies import Bodies
     from ikigai_tui.core.command_context import CommandContext
     from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.tokens import Resize
     from ikigai_tui.core.window import ContextMeter
 
 PREVIEW_ROWS = 50  # rows of a printed preview; the rest is summed up in one line
@@ -57,6 +58,7 @@ class ProposalItem:
     chosen: bool = True
     reason: str | None = None  # why the matcher picked it
     exchange: int | None = None  # id of the first message of its exchange
+    raw: float = 0.0  # its count unscaled: what the context's size adds up (Resize)
 
 
 class Proposal:
@@ -119,6 +121,7 @@ class FilterProposal(Proposal):
     # apply call): it leaves the context with the filtered messages, in the same event.
     planning: tuple[int, ...] = ()
     review: bool = False  # explicit ids shown for review first (--preview); others apply at once
+    resize: Resize | None = None  # the context's size after, as measured then
 
     @staticmethod
     def listed(mode: str, ids: list[int], replayer: Replayer) -> list[int]:
@@ -156,11 +159,12 @@ class FilterProposal(Proposal):
         for key in keys:
             _seq, kind, payload = entries[key]
             raw = counted.get(key)
-            tokens = counter.scale(counter.message(kind, payload) if raw is None else raw)
-            items.append(ProposalItem(key, kind, _first_line(kind, payload), tokens, key in chosen,
-                                      reasons.get(key), starts.get(key)))
+            if raw is None:
+                raw = counter.message(kind, payload)
+            items.append(ProposalItem(key, kind, _first_line(kind, payload), counter.scale(raw),
+                                      key in chosen, reasons.get(key), starts.get(key), raw))
         return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run, criteria, matcher,
-                   dropped, review=review)
+                   dropped, review=review, resize=meter.resize(tokens_before))
 
     @property
     def title(self) -> str:
@@ -187,7 +191,10 @@ class FilterProposal(Proposal):
         return [i for i in self.items if i.id not in picked]
 
     def tokens_after(self, verdict: Verdict = ACCEPT_ALL) -> int:
-        return max(0, self.tokens_before - sum(i.tokens for i in self.removed(verdict)))
+        removed = self.removed(verdict)
+        if self.resize is None:
+            return max(0, self.tokens_before - sum(i.tokens for i in removed))
+        return self.resize.after(-sum(i.raw for i in removed))
 
     def preview_lines(self) -> list[str]:
         removed = self.removed()
@@ -242,12 +249,12 @@ class FilterProposal(Proposal):
         first = c.batch.events[0] if c.batch.events else None
         meter = c.services.meter(c.agent)
         counter, counted = meter.counter, meter.cache  # counted when it was measured
-        gone = sum(counter.scale(counted[i] if i in counted else
-                                 counter.message(r.ctx[i][1], r.ctx[i][2])) for i in removes)
+        gone = sum(counted[i] if i in counted else counter.message(r.ctx[i][1], r.ctx[i][2])
+                   for i in removes)
+        resize = self.resize or meter.resize(self.tokens_before)
         record: dict = {
             "before": {"messages": len(r.ctx), "tokens": self.tokens_before},
-            "after": {"messages": len(r.ctx) - len(removes),
-                      "tokens": max(0, self.tokens_before - gone)},
+            "after": {"messages": len(r.ctx) - len(removes), "tokens": resize.after(-gone)},
         }
         if first is not None and first.kind == "command":
             record["command"] = first.payload.get("text", "")

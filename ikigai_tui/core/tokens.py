@@ -20,7 +20,7 @@ import os
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ikigai_tui.core import encoders
 from ikigai_tui.core.request import entry_message, message_texts
@@ -211,6 +211,24 @@ class TokenCounter:
 
     def scale(self, raw: float) -> int:
         return math.ceil(raw * self.factor - 1e-9)
+
+
+class Resize(NamedTuple):
+    """A request's size now, to tell its size once messages leave it or come back
+    exactly as measuring it then will: the raw counts added up first, scaled once.
+    (Scaling each message and adding the results counts up to a token more a message.)"""
+
+    tokens: int  # the request's tokens now, as measured
+    raw: float  # the part of it counted from messages, unscaled
+    factor: float
+
+    def after(self, change_raw: float) -> int:
+        """The request's tokens once messages of `change_raw` raw tokens come in (or,
+        negative, leave)."""
+        scale = self.factor
+        now = math.ceil(self.raw * scale - 1e-9)
+        then = math.ceil(max(0.0, self.raw + change_raw) * scale - 1e-9)
+        return max(0, self.tokens + then - now)
 
 
 FACTOR_BOUNDS = (1 / 3, 3.0)  # of one observed (reported / estimated) ratio

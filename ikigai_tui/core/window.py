@@ -25,7 +25,7 @@ from ikigai_tui.core.counts import Counts
 from ikigai_tui.core.limits import usage_state
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.request import system_text
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens import Resize, TokenCounter
 
 CONTEXT_FULL = "Context full. Use /clear to continue."
 _new_window = tuple.__new__
@@ -247,11 +247,16 @@ class ContextMeter:
         summaries, outside = self.summaries, self.outside  # counter.scale, inline below
         # Made as a tuple (a Window built by keywords costs three times as much: it was
         # half of what measure costs after an append).
+        # The parts are scaled as running totals, so that they add up to the whole (each
+        # scaled alone and rounded up, they came to a token or two more).
+        system = ceil(system_raw * f - 1e-9)
+        tools = ceil(fixed_raw * f - 1e-9)
+        sent = ceil((fixed_raw + summaries) * f - 1e-9)
+        tokens = ceil((fixed_raw + summaries + window_raw) * f - 1e-9)
         return _new_window(Window, (
-            start_id, start, ceil((fixed_raw + summaries + window_raw) * f - 1e-9),
-            ceil(system_raw * f - 1e-9), ceil(tools_raw * f - 1e-9),
+            start_id, start, tokens, system, tools - system,
             ceil(pins_raw * f - 1e-9) if pins_raw else 0,
-            ceil(summaries * f - 1e-9) if summaries else 0, ceil(window_raw * f - 1e-9),
+            sent - tools, tokens - sent,
             ceil(outside * f - 1e-9) if outside else 0,
             self._pruned_turns() if start else 0, budget, limit, counter.exact,
             reserve if budget > 0 else 0, 0, 0))
@@ -280,6 +285,14 @@ class ContextMeter:
         """The unscaled estimate of the request the window makes (for learning the factor)."""
         system_raw, tools_raw, _ = self._fixed(r, tools)
         return system_raw + tools_raw + self.summaries + self.total - self.outside
+
+    def resize(self, tokens: int) -> Resize:
+        """For the request last measured, of `tokens` tokens: its size once messages
+        leave or come back, as the measure after that change will say (while the window
+        keeps them all: no turn pruned before or after)."""
+        system_raw, tools_raw, _ = self._fixed_value
+        raw = system_raw + tools_raw + self.summaries + self.total - self.outside
+        return Resize(tokens, raw, self.counter.factor)
 
     def window_ids(self) -> list[int]:
         return list(self.ids[self.start :])

@@ -186,7 +186,7 @@ def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
         app.run_worker(answer(app, session, pending, Verdict.accept()), group="preview")
         return
     items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason,
-                         exchange=i.exchange if proposal.criteria is not None else None)
+                         exchange=i.exchange if proposal.criteria is not None else None, raw=i.raw)
              for i in proposal.items]
     agent_id = pending.context.agent.id
 
@@ -199,7 +199,8 @@ def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
                            mode="remove" if proposal.mode == "forget" else "keep",
                            note="A tool call and its result always go together.",
                            matcher=proposal.matcher, criteria=proposal.criteria,
-                           load_text=load_text)
+                           load_text=load_text,
+                           resize=proposal.resize.after if proposal.resize else None)
 
     def done(result: list[int] | None) -> None:
         verdict = REFUSE if result is None else Verdict.accept(result)

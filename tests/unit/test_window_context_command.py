@@ -104,9 +104,9 @@ async def test_context_command_reports_the_window(sessions):
     # The figures are the counter's own, scaled by the learned factor.
     counter = meter.counter
     window_raw = sum(counter.message(full[k][1], full[k][2]) for k in window)
-    assert w.window == counter.scale(window_raw)
+    assert abs(w.window - counter.scale(window_raw)) <= 1  # a running total's part: see below
     assert w.tokens <= 1_500
-    assert abs(w.system + w.tools + w.summaries + w.window - w.tokens) <= 3
+    assert w.system + w.tools + w.summaries + w.window == w.tokens  # the rows add up
 
     # A summary is outside the window and always counted.
     batch = WriteBatch()

@@ -152,8 +152,11 @@ def test_pruning_drops_whole_turns_only(log, data):
     if budget > 0 and start > 0:  # one turn more would not have fitted
         assert w.tokens + w.outside > budget
     window_raw = sum(counter.message(r.ctx[k][1], r.ctx[k][2]) for k in window)
-    assert w.tokens == math.ceil(counter.fixed(system_text(r), tools) + window_raw - 1e-9)
-    assert w.window == math.ceil(window_raw - 1e-9)
+    fixed_raw = counter.fixed(system_text(r), tools)
+    assert w.tokens == math.ceil(fixed_raw + window_raw - 1e-9)
+    # The rows are running totals scaled, so that they add up to the whole.
+    assert w.window == w.tokens - math.ceil(fixed_raw - 1e-9)
+    assert w.system + w.tools + w.summaries + w.window == w.tokens
     boundaries = [0] + [i for i in users if i > 0]
     assert w.pruned_turns == len([b for b in boundaries if b < start])
 

@@ -7,7 +7,7 @@ line-based `PreviewList` (preview_list.py), so thousands of them open and react 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
@@ -19,12 +19,10 @@ from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from ikigai_tui.tui.keymap import key_names
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.screens.message_view import LoadText, MessageScreen
 from ikigai_tui.tui.screens.preview_list import PreviewList
 from ikigai_tui.tui.screens.preview_rows import PreviewItem, first_line_of, plural
-from ikigai_tui.tui.widgets.fitted import FittedParts
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["PreviewItem", "PreviewList", "PreviewScreen", "first_line_of"]
@@ -33,22 +31,9 @@ STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
 
 MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
-# The keys under the list, by binding id, each named as pressed (keymap.key_name) in the
-# keymap in force, as the footer names them; at a narrow width whole parts go, the view
-# key first, then none, then all (the footer has them): toggle, apply and cancel stay.
-HINT_PARTS = (("preview-toggle", "toggle"), ("preview-all", "all"), ("preview-none", "none"),
-              ("preview-view", "view"), ("preview-apply", "{apply}"), ("preview-cancel", "cancel"))
-HINT_DROP = (3, 2, 1)
-
-
-def hint_parts(keymap: dict[str, str], apply_label: str = "Apply") -> list[str]:
-    """`Space toggle · A all · N none · V view · Enter apply · Esc cancel`, in `keymap`."""
-    # Enter's binding last: of the two "preview-apply" keys, the hint names Enter.
-    names = key_names([*PreviewList.BINDINGS, *reversed(PreviewScreen.BINDINGS)], keymap)
-    return [f"{names[binding]} {word.format(apply=apply_label.lower())}"
-            for binding, word in HINT_PARTS]
-
-
+KEYBAR_ROWS = 1  # the key bar docked at the bottom
+MIN_ROWS = 10  # fewer free rows than this above the input: the dialog takes the screen's
+HINT = "Space toggle · a all · n none · v view · Enter apply · Esc cancel"
 # The totals' second line when the items are grouped by exchange: how to tick one whole,
 # or the warning below. Always there, so that the dialog's layout does not change (and
 # the list repaint whole) when the first exchange is split or the last one mended.
@@ -77,7 +62,9 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     (/remember): only the checked items stay; the unchecked ones leave, and so do the
     `unlisted` (messages, tokens) of the context that the preview does not show.
     `matcher` names what found the items, `criteria` what was asked; `load_text(id)`
-    gives a message's whole text for the `v` view.
+    gives a message's whole text for the `v` view. `resize(change)`: the context's
+    tokens once messages of `change` raw tokens come in (negative: leave), as measured
+    after applying (core/tokens.Resize.after); without it, the items' tokens are added.
     """
 
     CSS_PATH = STYLES
@@ -105,6 +92,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         criteria: str | None = None,
         load_text: LoadText | None = None,
         unlisted: tuple[int, int] = (0, 0),
+        resize: Callable[[float], int] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -122,18 +110,14 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         self._criteria = criteria
         self._load_text = load_text
         self._unlisted = unlisted
+        self._resize = resize
         self._list = PreviewList(self._items, id="preview-items")
-        if apply_label != "Apply":  # the footer names Ctrl+S as the button does ("Restore")
-            for key, bindings in self._bindings.key_to_bindings.items():
-                self._bindings.key_to_bindings[key] = [
-                    replace(b, description=apply_label) if b.action == "apply" else b
-                    for b in bindings]
 
     # ---- layout ----
 
     def compose(self) -> ComposeResult:
         items = self._list
-        with Vertical(classes="dialog") as dialog:
+        with Vertical(id="preview-area"), Vertical(classes="dialog") as dialog:
             title = self._title
             if self._criteria:
                 title += f' · "{" ".join(self._criteria.split())}"'
@@ -154,10 +138,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
             yield Static(self._totals_text(), id="preview-totals")
             yield Static("", id="preview-notice")
             with Horizontal(id="preview-buttons"):
-                hint = FittedParts(classes="hint")
-                hint.show(hint_parts(getattr(self.app, "keymap", None) or {}, self._apply_label),
-                          HINT_DROP)
-                yield hint
+                yield Static(Text(HINT), classes="hint")
                 yield Button(plain(self._apply_label), variant="primary", id="preview-apply", compact=True)
                 yield Button("Cancel", id="preview-cancel", compact=True)
         yield KeyBar()  # this screen's keys, over the main screen's
@@ -165,26 +146,48 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     # ---- fitting the list to the screen ----
 
     def on_mount(self) -> None:
+        self._place()
         self.call_after_refresh(self._fit_list)
 
     def on_resize(self) -> None:
+        self._place()
         self.call_after_refresh(self._fit_list)
 
+    def _free_rows(self) -> tuple[int, int]:
+        """The rows the dialog may take, [top, bottom): those of the conversation panes of
+        the screen below (the status line, the gauge, the input and the key bar stay in
+        view, their borders whole); without panes, 90% of the screen, centred."""
+        height = self.size.height - KEYBAR_ROWS
+        panes = getattr(self.app, "panes", None)
+        region = panes.region if panes is not None and panes.is_mounted else None
+        if region and region.height >= MIN_ROWS and region.bottom <= height:
+            return region.y, region.bottom
+        rows = max(1, min(height, height * 9 // 10))
+        top = (height - rows) // 2
+        return top, top + rows
+
+    def _place(self) -> None:
+        """The area the dialog is centred in: the free rows, from the start."""
+        self.set_class(self.size.height < SHORT_SCREEN, "-short")
+        top, bottom = self._free_rows()
+        area = self.query_one("#preview-area").styles
+        area.margin = (top, 0, 0, 0)
+        area.height = bottom - top
+
     def _fit_list(self) -> None:
-        """Let the list grow with its items but leave room for the rest of the dialog."""
+        """Let the list grow with its items up to what the rest of the dialog leaves of
+        the free rows. The dialog's other parts keep their height whatever is ticked (the
+        totals' second line is always there), so this is its size from the start."""
         if not self.is_mounted:
             return
+        self._place()
         dialog = self.query_one(".dialog")
         items = self._list
-        self.set_class(self.size.height < SHORT_SCREEN, "-short")
-        limit = dialog.styles.max_height
-        # The dialog is laid out in what the docked key bar leaves of the screen.
-        space = self.size - Size(0, self.query_one(KeyBar).outer_size.height)
-        height = space.height
-        if limit is not None:
-            height = int(limit.resolve(space, space, None))
-        chrome = dialog.virtual_size.height + dialog.styles.gutter.height - items.outer_size.height
-        room = max(3, height - chrome)
+        top, bottom = self._free_rows()
+        chrome = dialog.styles.gutter.height + sum(
+            child.outer_size.height for child in dialog.children
+            if child is not items and child.display)
+        room = max(3, bottom - top - chrome)
         if items.styles.max_height is None or items.styles.max_height.value != room:
             items.styles.max_height = room
             self.call_after_refresh(items.scroll_to_cursor)
@@ -201,12 +204,32 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         return self._list
 
     def leaving(self) -> tuple[int, int]:
-        """(messages, tokens) that would leave the context with the ticks as they are."""
+        """(messages, tokens) that would leave the context with the ticks as they are
+        (restore: that would come back); the tokens are the change of the context's size."""
         items = self._list
         if self._mode in ("remove", "restore"):  # restore: what comes back
-            return items.checked_count, items.checked_tokens
-        return (len(self._items) - items.checked_count + self._unlisted[0],
-                items.total_tokens - items.checked_tokens + self._unlisted[1])
+            messages, tokens = items.checked_count, items.checked_tokens
+        else:
+            messages = len(self._items) - items.checked_count + self._unlisted[0]
+            tokens = items.total_tokens - items.checked_tokens + self._unlisted[1]
+        if self._resize is None:
+            return messages, tokens
+        return messages, abs(self.tokens_after() - self._tokens_before)
+
+    def tokens_after(self) -> int:
+        """The context's tokens once applied, with the ticks as they are."""
+        items = self._list
+        if self._resize is None:
+            messages, tokens = self.leaving()
+            return (self._tokens_before + tokens if self._mode == "restore"
+                    else max(0, self._tokens_before - tokens))
+        if self._mode == "restore":
+            return self._resize(items.raw_of(items.checked_ids))
+        if self._mode == "remove":
+            return self._resize(-items.raw_of(items.checked_ids))
+        checked = set(items.checked_ids)
+        unticked = [i.id for i in self._items if i.id not in checked]
+        return self._resize(-items.raw_of(unticked) - self._unlisted[1])
 
     def _totals_text(self) -> Text:
         text = self._totals_line()
@@ -224,8 +247,8 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         if self._mode == "restore":
             return Text(f"{items.checked_count:,} of {len(self._items):,} selected · brings back "
                         f"{tokens:,} tokens · context: {self._tokens_before:,} → "
-                        f"{self._tokens_before + tokens:,} tokens")
-        after = max(0, self._tokens_before - tokens)
+                        f"{self.tokens_after():,} tokens")
+        after = self.tokens_after()
         context = f"context: {self._tokens_before:,} → {after:,} tokens"
         if self._mode == "remove":
             text = (f"{items.checked_count:,} of {len(self._items):,} selected"

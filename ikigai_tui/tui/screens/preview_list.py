@@ -16,6 +16,9 @@ Everything shown is sanitized.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from math import fsum
+
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -95,6 +98,7 @@ class PreviewList(ScrollView, can_focus=True):
         self.grouped = layout.grouped
         self._checked: set[int] = {item.id for item in items if item.checked}
         self._tokens = {item.id: item.tokens for item in items}
+        self._items_by_id = {item.id: item for item in items}
         self.total_tokens = sum(self._tokens.values())
         self.checked_tokens = sum(self._tokens[i] for i in self._checked)
         # Ticked items per group, and how many groups are split (some ticked, not all).
@@ -122,6 +126,11 @@ class PreviewList(ScrollView, can_focus=True):
     def checked_ids(self) -> list[int]:
         """The ticked ids, sorted."""
         return sorted(self._checked)
+
+    def raw_of(self, ids: Iterable[int]) -> float:
+        """The unscaled counts of the items `ids` added up (an item without one: its tokens)."""
+        items = self._items_by_id
+        return fsum(items[i].tokens if items[i].raw is None else items[i].raw for i in ids)
 
     @property
     def checked_count(self) -> int:

@@ -32,6 +32,7 @@ class PreviewItem:
     checked: bool = True
     reason: str | None = None
     exchange: int | None = None
+    raw: float | None = None  # its count unscaled (the totals add these, then scale)
 
 
 def first_line_of(text: str) -> str:

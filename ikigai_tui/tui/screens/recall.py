@@ -14,6 +14,7 @@ from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.commands_restore import RestoreProposal
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.proposals import REFUSE, Verdict
+from ikigai_tui.core.tokens import Resize
 from ikigai_tui.core.tools.filter_context import id_ranges
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
 
@@ -32,11 +33,12 @@ def _loader(session: Session, roles: dict[int, str]):
     return load_text
 
 
-def _screen(session: Session, title: str, items: list[PreviewItem], tokens: int,
+def _screen(session: Session, title: str, items: list[PreviewItem], resize: Resize,
             query: str | None) -> PreviewScreen:
     roles = {i.id: i.role for i in items}
-    return PreviewScreen(title, items, tokens, mode="restore", note=NOTE, apply_label="Restore",
-                         criteria=query, load_text=_loader(session, roles))
+    return PreviewScreen(title, items, resize.tokens, mode="restore", note=NOTE,
+                         apply_label="Restore", criteria=query, load_text=_loader(session, roles),
+                         resize=resize.after)
 
 
 async def open_recall(app: IkigaiApp, session: Session, agent_id: str, query: str,
@@ -47,9 +49,11 @@ async def open_recall(app: IkigaiApp, session: Session, agent_id: str, query: st
         return
     hits.sort(key=lambda d: d["id"])
     items = [PreviewItem(d["id"], d["role"], d["text"], int(d.get("tokens") or 0), True,
-                         reason=d["state"], exchange=d.get("exchange")) for d in hits]
+                         reason=d["state"], exchange=d.get("exchange"), raw=d.get("raw_tokens"))
+             for d in hits]
     tokens = (await session.measure(agent_id)).tokens
-    screen = _screen(session, "Recall: bring messages back", items, tokens, query)
+    resize = session.meter(session.tree[agent_id]).resize(tokens)  # as just measured
+    screen = _screen(session, "Recall: bring messages back", items, resize, query)
 
     def done(ids: list[int] | None) -> None:
         if ids:
@@ -75,8 +79,9 @@ def review_restore(app: IkigaiApp, session: Session, pending: Pending) -> None:
         app.run_worker(answer(app, session, pending, Verdict.accept()), group="preview")
         return
     items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason,
-                         exchange=i.exchange) for i in proposal.items]
-    screen = _screen(session, proposal.title, items, proposal.tokens_before, proposal.query)
+                         exchange=i.exchange, raw=i.raw) for i in proposal.items]
+    resize = proposal.resize or Resize(proposal.tokens_before, 0.0, 1.0)
+    screen = _screen(session, proposal.title, items, resize, proposal.query)
 
     def done(ids: list[int] | None) -> None:
         verdict = REFUSE if ids is None else Verdict.accept(ids)
