@@ -8,6 +8,7 @@ line-based `PreviewList` (preview_list.py), so thousands of them open and react 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
@@ -19,10 +20,12 @@ from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ikigai_tui.tui.keymap import key_names
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.screens.message_view import LoadText, MessageScreen
 from ikigai_tui.tui.screens.preview_list import PreviewList
 from ikigai_tui.tui.screens.preview_rows import PreviewItem, first_line_of, plural
+from ikigai_tui.tui.widgets.fitted import FittedParts
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["PreviewItem", "PreviewList", "PreviewScreen", "first_line_of"]
@@ -33,7 +36,22 @@ MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
 KEYBAR_ROWS = 1  # the key bar docked at the bottom
 MIN_ROWS = 10  # fewer free rows than this above the input: the dialog takes the screen's
-HINT = "Space toggle · a all · n none · v view · Enter apply · Esc cancel"
+# The keys under the list, by binding id, each named as pressed (keymap.key_name) in the
+# keymap in force, as the footer names them; at a narrow width whole parts go, the view
+# key first, then none, then all (the footer has them): toggle, apply and cancel stay.
+HINT_PARTS = (("preview-toggle", "toggle"), ("preview-all", "all"), ("preview-none", "none"),
+              ("preview-view", "view"), ("preview-apply", "{apply}"), ("preview-cancel", "cancel"))
+HINT_DROP = (3, 2, 1)
+
+
+def hint_parts(keymap: dict[str, str], apply_label: str = "Apply") -> list[str]:
+    """`Space toggle · A all · N none · V view · Enter apply · Esc cancel`, in `keymap`."""
+    # Enter's binding last: of the two "preview-apply" keys, the hint names Enter.
+    names = key_names([*PreviewList.BINDINGS, *reversed(PreviewScreen.BINDINGS)], keymap)
+    return [f"{names[binding]} {word.format(apply=apply_label.lower())}"
+            for binding, word in HINT_PARTS]
+
+
 # The totals' second line when the items are grouped by exchange: how to tick one whole,
 # or the warning below. Always there, so that the dialog's layout does not change (and
 # the list repaint whole) when the first exchange is split or the last one mended.
@@ -112,6 +130,11 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         self._unlisted = unlisted
         self._resize = resize
         self._list = PreviewList(self._items, id="preview-items")
+        if apply_label != "Apply":  # the footer names Ctrl+S as the button does ("Restore")
+            for key, bindings in self._bindings.key_to_bindings.items():
+                self._bindings.key_to_bindings[key] = [
+                    replace(b, description=apply_label) if b.action == "apply" else b
+                    for b in bindings]
 
     # ---- layout ----
 
@@ -138,7 +161,10 @@ class PreviewScreen(ModalScreen[list[int] | None]):
             yield Static(self._totals_text(), id="preview-totals")
             yield Static("", id="preview-notice")
             with Horizontal(id="preview-buttons"):
-                yield Static(Text(HINT), classes="hint")
+                hint = FittedParts(classes="hint")
+                hint.show(hint_parts(getattr(self.app, "keymap", None) or {}, self._apply_label),
+                          HINT_DROP)
+                yield hint
                 yield Button(plain(self._apply_label), variant="primary", id="preview-apply", compact=True)
                 yield Button("Cancel", id="preview-cancel", compact=True)
         yield KeyBar()  # this screen's keys, over the main screen's
