@@ -16,8 +16,6 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.notifications import Notification
-from textual.widgets._toast import ToastRack
 from textual.widgets import Static
 
 from ikigai_tui.config import Config
@@ -40,7 +38,8 @@ from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import MAX_PANES, Panes
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.terminal import StopOnSignal
-from ikigai_tui.tui.unseen import Unseen, news_of
+from ikigai_tui.tui.news import NewsToasts
+from ikigai_tui.tui.unseen import Unseen
 from ikigai_tui.tui.ui_state import PlaceKeeper, ThemeKeeper, start_theme
 from ikigai_tui.tui.usage_plans import UsagePlans
 from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
@@ -56,7 +55,7 @@ SessionFactory = Callable[[Config], Awaitable[Session]]
 
 
 class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, QueueActions,
-                App[None]):
+                NewsToasts, App[None]):
     CSS_PATH = [STYLES / "app.tcss", STYLES / "widgets.tcss"]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
@@ -85,7 +84,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.outbox = Outbox()
         self.usage_plans = UsagePlans()  # each agent's window, planned again when stale
         self.unseen = Unseen()  # agents with news no pane showed (tui/unseen.py)
-        self._news_toast: Notification | None = None  # the one shown (_toast_news)
+        self._news_toast = None  # the news toast shown (tui/news.py)
         self.show_outside = True  # the scrollbacks' toggles (F8, F9), for every pane
         self.show_ids = False
         self.startup_error: str | None = None
@@ -205,33 +204,6 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.post_message(AgentsChanged())
         if isinstance(notice, TurnFinished) and notice.agent_id in self.outbox:
             self.run_worker(self.send_queued(notice.agent_id, notice.ok), group="queued")
-
-    def _tell_news(self, notice: Notice, session: Session) -> None:
-        """A turn ended or failed, or mail came, for an agent no pane shows: a toast, the
-        tree's badge until a pane shows it, and the bell if the config asks for it."""
-        shown = {pane.agent_id for pane in self.panes.all()}
-        for agent_id, words in news_of(notice, session.tree):
-            if agent_id in shown:
-                continue
-            self.unseen.add(agent_id, words)
-            self._toast_news(f"{sanitize(session.tree.label(agent_id))} {words}")
-            if self.config.bell:
-                self.bell()
-            self.schedule_refresh()
-
-    def _toast_news(self, text: str) -> None:
-        """One news toast at a time: a newer replaces the one still shown, its title
-        counting the agents with news (five forks ending stacked toasts over the panes)."""
-        old = self._news_toast
-        if old is not None and old in self._notifications:
-            self._unnotify(old, refresh=False)
-            for screen in self.screen_stack:  # Textual leaves the holder of a toast it drops
-                screen.query(f"#{ToastRack._toast_id(old)}").remove()
-        self._news_toast = Notification(text, self.unseen.headline(), self.unseen.severity(),
-                                        self.NOTIFICATION_TIMEOUT, markup=False)
-        # Added at once, not through a Notify message: the next news may come before it.
-        self._notifications.add(self._news_toast)
-        self._refresh_notifications()
 
     def on_agents_changed(self, _message: AgentsChanged) -> None:
         self.schedule_refresh()

@@ -1,0 +1,49 @@
+"""News of agents no pane shows, told on screen: a toast (one at a time), the tree's
+badge (tui/unseen.py holds who has news) and the bell when the config asks for it.
+A mixin of IkigaiApp, apart from the app's start-up and refresh code."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.notifications import Notification
+from textual.widgets._toast import ToastRack
+
+from ikigai_tui.core.notices import Notice
+from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.unseen import news_of
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.session import Session
+    from ikigai_tui.tui.app import IkigaiApp
+
+__all__ = ["NewsToasts"]
+
+
+class NewsToasts:
+    def _tell_news(self: IkigaiApp, notice: Notice, session: Session) -> None:
+        """A turn ended or failed, or mail came, for an agent no pane shows: a toast, the
+        tree's badge until a pane shows it, and the bell if the config asks for it."""
+        shown = {pane.agent_id for pane in self.panes.all()}
+        for agent_id, words in news_of(notice, session.tree):
+            if agent_id in shown:
+                continue
+            self.unseen.add(agent_id, words)
+            self._toast_news(f"{sanitize(session.tree.label(agent_id))} {words}")
+            if self.config.bell:
+                self.bell()
+            self.schedule_refresh()
+
+    def _toast_news(self: IkigaiApp, text: str) -> None:
+        """One news toast at a time: a newer replaces the one still shown, its title
+        counting the agents with news (five forks ending stacked toasts over the panes)."""
+        old = self._news_toast
+        if old is not None and old in self._notifications:
+            self._unnotify(old, refresh=False)
+            for screen in self.screen_stack:  # Textual leaves the holder of a toast it drops
+                screen.query(f"#{ToastRack._toast_id(old)}").remove()
+        self._news_toast = Notification(text, self.unseen.headline(), self.unseen.severity(),
+                                        self.NOTIFICATION_TIMEOUT, markup=False)
+        # Added at once, not through a Notify message: the next news may come before it.
+        self._notifications.add(self._news_toast)
+        self._refresh_notifications()
