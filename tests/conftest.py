@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ikigai_tui.core import encoders
+from ikigai_tui.core.encoders import LocalEncoder
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
@@ -30,6 +32,10 @@ def isolated_env(tmp_path_factory, monkeypatch):
         if name.startswith("IKIGAI_") or name in _PROVIDER_KEYS:
             monkeypatch.delenv(name, raising=False)
     yield
+    # An app run in this process installs worker-process encoders (tui/startup.py): the
+    # next test counts here again, as a fresh process would (its workers end now).
+    if encoders.factory() is not LocalEncoder:
+        encoders.use(LocalEncoder)
 
 
 @pytest.fixture
