@@ -22,6 +22,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
+from operator import lt
 
 MERGE_AT = 4096  # the latest counts are merged into the arrays once this many wait
 
@@ -68,6 +69,8 @@ def prune(arrays: tuple[array, array], drop: Sequence[int]) -> tuple[array, arra
     ids, vals = arrays
     if not ids or not drop:
         return arrays
+    if len(ids) == len(drop) and ids == _int64(drop):  # all of them (compared in C)
+        return array("q"), array("d")
     kept_ids, kept_vals = array("q"), array("d")
     j, m = 0, len(drop)
     for i, key in enumerate(ids):
@@ -80,8 +83,12 @@ def prune(arrays: tuple[array, array], drop: Sequence[int]) -> tuple[array, arra
     return kept_ids, kept_vals
 
 
+def _int64(ids: Sequence[int]) -> array:
+    return ids if isinstance(ids, array) and ids.typecode == "q" else array("q", ids)
+
+
 def ascending(ids: Sequence[int]) -> bool:
-    return all(a < b for a, b in zip(ids, islice(ids, 1, None)))
+    return all(map(lt, ids, islice(ids, 1, None)))  # in C: 100,000 ids in ~3 ms
 
 
 class Counts:
@@ -191,11 +198,27 @@ class Counts:
         if new is not None and self._arrays is old:
             self._arrays = new
 
+    def sizes_of(self, keys: Iterable[int]) -> array | None:
+        """The counts of `keys` as a float64 array (a copy), found in C when the table or
+        the fallback holds exactly these ids; else None (look them up one by one)."""
+        if self._new or not isinstance(keys, Sequence):
+            return None
+        for ids, vals in (self._arrays, self.fallback):
+            if len(ids) == len(keys) and len(vals) == len(ids) and ids and \
+                    _int64(ids) == _int64(keys):
+                return array("d", vals)
+        return None
+
     def cursor(self) -> Cursor:
         return Cursor(self)
 
     def absent(self, keys: Iterable[int]) -> list[int]:
-        """The `keys` with no count, in their order (O(n) when they ascend)."""
+        """The `keys` with no count, in their order (O(n) when they ascend; in C when
+        none has one, or when the table holds exactly them: a log just opened)."""
+        if not self:
+            return list(keys)
+        if self.sizes_of(keys) is not None:
+            return []
         find = self.cursor().get
         return [k for k in keys if find(k) is None]
 

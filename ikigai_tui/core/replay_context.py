@@ -123,6 +123,12 @@ class Context(MutableMapping):
             return []
         return list(compress(self._keys, map(code.__eq__, self._kinds)))
 
+    def columns(self) -> tuple[array, array]:
+        """The keys (int64) and kind codes (KIND_CODES) of the entries in order, as arrays
+        (copies, made in C: a whole context's in a few ms)."""
+        kinds = self._kinds
+        return array("q", compress(self._keys, kinds)), array("H", compress(kinds, kinds))
+
     def key_array(self) -> array:
         """The keys in order, as an int64 array (a copy)."""
         return array("q", compress(self._keys, self._kinds))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS
 from ikigai_tui.core.usage import TIER
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # Message text indexed for /recall: content for most kinds, the arguments of a tool call.
 _FTS_TEXT = (
@@ -23,6 +24,17 @@ _FTS_BOUNDED = (
     f"ELSE replace(replace(replace(replace(substr(new.payload, 1, {FTS_LIMIT}), "
     "'{\"content\":\"', ' '), '\\n', ' '), '\\t', ' '), '\\r', ' ') END"
 )
+
+_MESSAGES = ", ".join(f"'{k}'" for k in sorted(CONTEXT_MESSAGE_KINDS))
+# A message's outline (core/bodies.py: its payload without its text), made by SQLite
+# (json_remove, in C): what an agent's replay reads, no text reaching Python. Indexed
+# (migration 8) with the agent and id, so that the replay reads it from the index
+# (SQLite's json_remove over a log's every payload was two thirds of the read).
+OUTLINE = (f"CASE WHEN kind IN ({_MESSAGES}) THEN json_remove(payload, '$.content', "
+           "'$.arguments') WHEN kind = 'pruned_summary' THEN json_remove(payload, "
+           "'$.summary') ELSE payload END")
+OUTLINE_INDEX = "events_outline"
+OUTLINE_SINCE = 8  # the schema version that has it
 
 
 def _usage_group(row: str) -> list[str]:
@@ -160,4 +172,8 @@ MIGRATIONS: dict[int, list[str]] = {
            ON CONFLICT (agent_id, model, above) DO UPDATE
            SET input = input + excluded.input, output = output + excluded.output; END""",
     ],
+    # Opening a long log reads each of its agents' outlines: from this index, not from
+    # the payloads (100,000 messages: 0.08 s instead of 0.25 s). Each message written
+    # adds its outline (a few bytes; the log grows ~5%).
+    8: [f"CREATE INDEX {OUTLINE_INDEX} ON events(agent_id, id, kind, ({OUTLINE}))"],
 }

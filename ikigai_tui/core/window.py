@@ -18,17 +18,21 @@ import asyncio
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
-from itertools import accumulate, islice
+from itertools import accumulate, compress, count, islice
 from math import ceil
 
 from ikigai_tui.core.counts import Counts
 from ikigai_tui.core.limits import usage_state
 from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay_context import Context
+from ikigai_tui.core.replay_rows import KIND_CODES
 from ikigai_tui.core.request import system_text
 from ikigai_tui.core.tokens import Resize, TokenCounter
 
 CONTEXT_FULL = "Context full. Use /clear to continue."
 _new_window = tuple.__new__
+
+SUMMARY, USER = KIND_CODES["summary"], KIND_CODES["user"]
 
 
 class Window(NamedTuple):  # built on every measure: a tuple is the cheapest to make
@@ -114,7 +118,7 @@ class ContextMeter:
         return [k for k, _ in islice(reversed(r.ctx.items()), new) if k not in cache][::-1]
 
     def _rebuild(self, r: Replayer) -> None:
-        self._install(self._tally(r.ctx.items()), r.changes)
+        self._install(self._tally(r.ctx), r.changes)
 
     async def rebuild_off_loop(self, r: Replayer) -> None:
         """The recount from the start that the next measure would do, in a worker thread
@@ -123,19 +127,34 @@ class ContextMeter:
         The copy is the context's arrays (no new objects: no collection runs)."""
         changes = r.changes
         ctx = r.ctx.copy()
-        tally = await asyncio.to_thread(self._tally, ctx.items())
+        tally = await asyncio.to_thread(self._tally, ctx)
         if r.changes == changes:
             self._install(tally, changes)
 
-    def _tally(self, items: Iterable[tuple[int, tuple]]) -> tuple:
+    def _tally(self, ctx: Context) -> tuple:
+        cache = self.cache
+        table = cache.table()  # read once: pruned below, swapped in by _install
+        held = self.ids, self.sizes  # the counts of the context until now (the fallback)
+        keys, kinds = ctx.columns()
+        sizes = cache.sizes_of(keys) if not kinds.count(SUMMARY) else None
+        if sizes is not None:  # every count at hand, no summary: in C (a log just opened)
+            ids, starts, summaries = keys, array("q", compress(count(), map(USER.__eq__, kinds))), 0.0
+        else:
+            ids, sizes, starts, summaries = self._tally_each(ctx.items())
+        prefix = array("d", (0.0,))
+        prefix.extend(accumulate(sizes))
+        # The context's counts are held by ids/sizes from now on (the cache's fallback):
+        # the cache keeps the others only, those of messages that left the context too
+        # (an /undo brings them back counted).
+        return ids, sizes, starts, prefix, summaries, table, cache.rebased(table, held, ids)
+
+    def _tally_each(self, items: Iterable[tuple[int, tuple]]) -> tuple:
+        """_tally's arrays, an entry at a time (counting those with no count)."""
         ids = array("q")
         sizes = array("d")
         starts = array("q")
         summaries = 0.0
-        cache = self.cache
-        table = cache.table()  # read once: pruned below, swapped in by _install
-        held = self.ids, self.sizes  # the counts of the context until now (the fallback)
-        find, size_of = cache.cursor().get, self._size
+        find, size_of = self.cache.cursor().get, self._size
         for key, entry in items:
             kind = entry[1]
             size = find(key)
@@ -148,12 +167,7 @@ class ContextMeter:
                 starts.append(len(ids))
             ids.append(key)
             sizes.append(size)
-        prefix = array("d", (0.0,))
-        prefix.extend(accumulate(sizes))
-        # The context's counts are held by ids/sizes from now on (the cache's fallback):
-        # the cache keeps the others only, those of messages that left the context too
-        # (an /undo brings them back counted).
-        return ids, sizes, starts, prefix, summaries, table, cache.rebased(table, held, ids)
+        return ids, sizes, starts, summaries
 
     def _install(self, tally: tuple, changes: int) -> None:
         self.ids, self.sizes, self.turn_starts, self.prefix, self.summaries, table, pruned = tally

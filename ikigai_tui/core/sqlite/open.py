@@ -9,9 +9,9 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import aiosqlite
 
@@ -25,6 +25,7 @@ from ikigai_tui.core.sqlite.paths import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 _TABLES = "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
@@ -266,6 +267,16 @@ class LogFile:
             raise ConflictError(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
             raise translate(exc, self.path, writing=True) from exc
+
+    async def _in_connection(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        """`job(connection)` run in the connection's own thread, in one go: a long read
+        whose rows are decoded as they come (sqlite3 releases the GIL while it steps)
+        makes no round trip through the event loop per batch, which a busy loop (the
+        first frames being drawn) would hold up. aiosqlite 0.22 (pinned) has no public
+        way to do it: `_execute` queues a call for its thread, `_conn` is the sqlite3
+        connection that thread owns."""
+        db = self._db
+        return await db._execute(lambda: job(db._conn))
 
     async def _fetch(self, sql: str, params: Iterable[Any] = ()) -> list:
         with self._reading():

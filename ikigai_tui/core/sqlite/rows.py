@@ -4,23 +4,20 @@ SQLite store)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
 from ikigai_tui.core.replay_rows import Rows
+from ikigai_tui.core.schema import OUTLINE, OUTLINE_INDEX, OUTLINE_SINCE
 
 ROW_BATCH = 5000
+JOB_ROWS = 20_000  # rows read and decoded in one call in the connection's thread (~40 ms)
 PAYLOAD_BATCH = 900  # ids in one SELECT (under SQLite's 999 parameters of old)
-
-
-_MESSAGES = ", ".join(f"'{k}'" for k in sorted(CONTEXT_MESSAGE_KINDS))
-# A message's outline, made by SQLite (json_remove in C): no text reaches Python.
-_OUTLINE = (f"CASE WHEN kind IN ({_MESSAGES}) THEN json_remove(payload, '$.content', "
-            "'$.arguments') WHEN kind = 'pruned_summary' THEN json_remove(payload, "
-            "'$.summary') ELSE payload END")
 
 
 def _decode(out: list[EventRow], rows: list) -> None:
@@ -33,34 +30,56 @@ def _decode_outline(out: Rows, rows: list) -> None:
 
 
 class AgentRows:
-    """Mixed into the SQLite store: needs _db, _reading."""
+    """Mixed into the SQLite store: needs _db, _reading, _in_connection, version."""
 
     async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
         """One agent's events in log order, decoded; only ids below `upto` when given."""
-        return await self._agent_rows("payload", _decode, agent_id, upto, [])
+        return await self._agent_rows("payload", _decode, agent_id, upto, [], "events")
 
     async def agent_outline(self, agent_id: str, upto: int | None = None) -> Sequence[EventRow]:
         """As agent_rows, each message's payload its outline (no text), as compact `Rows`
         (ids and kinds in arrays: what the replay keeps as the agent's history)."""
-        return await self._agent_rows(_OUTLINE, _decode_outline, agent_id, upto, Rows())
+        # Read from the outlines' index (schema 8); an older log opened read-only: made
+        # from each payload.
+        indexed = self.version >= OUTLINE_SINCE  # type: ignore[attr-defined]
+        source = f"events INDEXED BY {OUTLINE_INDEX}" if indexed else "events"
+        return await self._agent_rows(OUTLINE, _decode_outline, agent_id, upto, Rows(), source)
 
     async def _agent_rows(self, column: str, decode: Callable[[Any, list], None],
-                          agent_id: str, upto: int | None, out):
-        sql = f"SELECT id, kind, {column} FROM events WHERE agent_id = ?"
+                          agent_id: str, upto: int | None, out, source: str):
+        sql = f"SELECT id, kind, {column} FROM {source} WHERE agent_id = ?"
         params: tuple = (agent_id,)
         if upto is not None:
             sql += " AND id < ?"
             params = (agent_id, upto)
-        # Decoded in batches: the raw rows of a long log never all live at once next
-        # to their decoded payloads (half the peak memory of opening 100,000 events);
-        # a full batch in a worker thread (20 ms of JSON would hold the event loop).
+        # Read and decoded in the connection's thread, JOB_ROWS at a time (a long log's
+        # read is not a round trip through the event loop per batch, and the loop keeps
+        # its turn between jobs); decoded in batches, so the raw rows of a long log never
+        # all live at once next to their decoded payloads (half the peak memory of
+        # opening 100,000 events).
+        cursors: list[sqlite3.Cursor] = []
+
+        def job(conn: sqlite3.Connection) -> bool:
+            if not cursors:
+                cursors.append(conn.execute(sql + " ORDER BY id", params))
+            cursor = cursors[0]
+            for _ in range(JOB_ROWS // ROW_BATCH):
+                rows = cursor.fetchmany(ROW_BATCH)
+                if rows:
+                    decode(out, rows)
+                if len(rows) < ROW_BATCH:
+                    cursors.pop().close()
+                    return False
+            return True
+
         with self._reading():  # type: ignore[attr-defined]
-            async with self._db.execute(sql + " ORDER BY id", params) as cursor:  # type: ignore[attr-defined]
-                while rows := await cursor.fetchmany(ROW_BATCH):
-                    if len(rows) >= ROW_BATCH:  # decoded and added in the thread
-                        await asyncio.to_thread(decode, out, rows)
-                    else:
-                        decode(out, rows)
+            try:
+                while await self._in_connection(job):  # type: ignore[attr-defined]
+                    pass
+            finally:  # cancelled, or a batch that failed: its statement ends
+                if cursors:
+                    with contextlib.suppress(Exception):
+                        await self._in_connection(lambda _conn: cursors.pop().close())  # type: ignore[attr-defined]
         return out
 
     async def page_keys(self, agent_id: str, kinds: Iterable[str]) -> Sequence[int]:
