@@ -48,7 +48,7 @@ from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
 from ikigai_tui.tui.widgets import strip_cycles
 from ikigai_tui.tui.startup import AfterFirstFrame
-from ikigai_tui.tui.warmup import markdown_ready, start_markdown
+from ikigai_tui.tui.warmup import markdown_ready
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 SessionFactory = Callable[[Config], Awaitable[Session]]
@@ -132,10 +132,6 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.startup_error = str(exc)  # the CLI prints it, unwrapped, after the run
             self.exit(return_code=1)
             return
-        if await session.store.max_event_id():
-            # A log with history: its page likely shows replies, which are Markdown,
-            # imported in a thread while the page is read (awaited below).
-            start_markdown()
         root = session.tree.root
         assert root is not None
         # The place left last time on this database; agents gone since fall back to the root.
