@@ -138,7 +138,8 @@ class ContextMeter:
         keys, kinds = ctx.columns()
         sizes = cache.sizes_of(keys) if not kinds.count(SUMMARY) else None
         if sizes is not None:  # every count at hand, no summary: in C (a log just opened)
-            ids, starts, summaries = keys, array("q", compress(count(), map(USER.__eq__, kinds))), 0.0
+            starts = array("q", compress(count(), map(USER.__eq__, kinds)))
+            ids, summaries = keys, 0.0
         else:
             ids, sizes, starts, summaries = self._tally_each(ctx.items())
         prefix = array("d", (0.0,))

@@ -78,8 +78,9 @@ class AgentRows:
                     pass
             finally:  # cancelled, or a batch that failed: its statement ends
                 if cursors:
+                    close = cursors.pop().close
                     with contextlib.suppress(Exception):
-                        await self._in_connection(lambda _conn: cursors.pop().close())  # type: ignore[attr-defined]
+                        await self._in_connection(lambda _conn: close())  # type: ignore[attr-defined]
         return out
 
     async def page_keys(self, agent_id: str, kinds: Iterable[str]) -> Sequence[int]:
