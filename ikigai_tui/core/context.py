@@ -9,12 +9,12 @@ runner all read the same plan, so what is shown is what is sent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.compaction.pruned import Sent, block, reserve_of
+from ikigai_tui.core.compaction.pruned import PrunedSummaries, Sent, block, reserve_of
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.provider import Request
 from ikigai_tui.core.request import build_messages, system_text
@@ -24,9 +24,11 @@ from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.core.window import ContextMeter, Window
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.core.agents import AgentRuntime, AgentTree
+    from ikigai_tui.core.bodies import Bodies
     from ikigai_tui.core.limits import Limits
-    from ikigai_tui.core.session import Session
+    from ikigai_tui.core.ports import TokenCounts
+    from ikigai_tui.core.replay import Replayer
 
 
 class MessageTooLong(CommandError):
@@ -71,50 +73,86 @@ class Plan:
         return Request(self.model, system, self.messages, self.tools)
 
 
-class ContextService:
-    """Plans requests for a session's agents; keeps each agent's meter and the learned
-    per-model token factors."""
+class AgentModels(Protocol):
+    """Which model an agent is on, and the budget of its window (/model and /budget are
+    in the agent's log; the configured ones are the session's, which answers both)."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def model_of(self, agent: AgentRuntime) -> str: ...
+
+    def budget_of(self, agent: AgentRuntime) -> int: ...
+
+
+class ModelLimits(Protocol):
+    """A model's input limit and the room kept for its reply (the providers know them)."""
+
+    def limits(self, model: str) -> Limits: ...
+
+
+class Contribution(Protocol):
+    """Text a request holds beside the pins (the summary of the pruned turns), fitted to
+    the room the window reserves for it; None when there is none."""
+
+    async def sent(self, agent: AgentRuntime, r: Replayer, meter: ContextMeter,
+                   reserve: int) -> Sent | None: ...
+
+
+class ContextService:
+    """Plans requests for the agents of a tree; keeps each agent's meter and the learned
+    per-model token factors. Handed what it reads, nothing more."""
+
+    def __init__(self, *, tree: AgentTree, replayer: Callable[[str], Awaitable[Replayer]],
+                 models: AgentModels, limits: ModelLimits,
+                 counts: TokenCounts | None, bodies: Bodies,
+                 factors: dict[str, tuple[float, int]], summarize_pruned: bool = False,
+                 pruned_reserve: float = 0.0, pruned: Contribution | None = None) -> None:
+        self.tree = tree
+        self.replayer = replayer  # an agent's replayed state, loaded on first use
+        self.models = models
+        self.limits = limits
+        self.counts = counts  # where token counts are kept (None: nowhere)
+        self.bodies = bodies
+        self.factors = factors  # model -> (factor, samples), shared with who persists them
+        # Whether a summary of the pruned turns is sent, and the share of the budget kept
+        # for it (the compaction settings).
+        self.summarize_pruned, self.pruned_reserve = summarize_pruned, pruned_reserve
+        # The summary of the pruned turns: the compactor writes them, the plan sends one.
+        self.pruned = pruned or PrunedSummaries(tree, replayer, bodies)
 
     def meter(self, agent: AgentRuntime) -> ContextMeter:
-        model = self.session.model_of(agent)
+        model = self.models.model_of(agent)
         if agent.meter is None or agent.meter.counter.model != model:
-            factor = self.session.factors.get(model, (1.0, 0))[0]
+            factor = self.factors.get(model, (1.0, 0))[0]
             agent.meter = ContextMeter(TokenCounter(model, factor))
         return agent.meter
 
     def effective_budget(self, agent: AgentRuntime, limits: Limits) -> int:
         """The configured budget, capped to the model's input limit minus the reply's room;
         0 keeps the window off."""
-        budget = self.session.budget_of(agent)
+        budget = self.models.budget_of(agent)
         if budget <= 0:
             return 0
         return max(1, min(budget, limits.input - limits.reserve))
 
     async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
         """The next request of `agent_id`; prunes whole turns from the front to fit."""
-        session = self.session
-        agent = session.tree[agent_id]
-        replayer = await session.replayer(agent_id)
-        model = session.model_of(agent)
-        limits = session.providers.limits(model)
+        agent = self.tree[agent_id]
+        replayer = await self.replayer(agent_id)
+        model = self.models.model_of(agent)
+        limits = self.limits.limits(model)
         tools = tool_schemas()
         meter = self.meter(agent)
         system = system_text(replayer)
-        await fill(meter, replayer, session.store,
+        await fill(meter, replayer, self.counts,
                    ("system", system, tools_text(tools), "", "\n".join(replayer.pins)),
-                   session.bodies)
+                   self.bodies)
         budget = self.effective_budget(agent, limits)
-        compaction = session.settings.compaction
-        reserve = reserve_of(compaction.summarize_pruned, compaction.pruned_reserve, budget)
+        reserve = reserve_of(self.summarize_pruned, self.pruned_reserve, budget)
         window = meter.measure(replayer, tools, budget, limits.input, reserve)
         ids = meter.window_ids()
         raw = meter.raw_request(replayer, tools)
         pruned = None
         if reserve:  # the summary of the pruned turns, if one stands: beside the pins
-            pruned = await session.compactor.pruned.sent(agent, replayer, meter, reserve)
+            pruned = await self.pruned.sent(agent, replayer, meter, reserve)
             if pruned is not None:
                 window = window._replace(pruned_summary=pruned.tokens,
                                          pruned_covered=pruned.summary.covered,
@@ -122,7 +160,7 @@ class ContextService:
                 raw += pruned.raw
         full = None
         if messages:  # the bodies of the messages sent, and only those
-            full = await session.bodies.entries(replayer, [*sorted(replayer.summaries), *ids])
+            full = await self.bodies.entries(replayer, [*sorted(replayer.summaries), *ids])
         return Plan(
             agent_id=agent_id, model=model, system=system,
             pins=tuple(replayer.pins), summary_ids=sorted(replayer.summaries), window_ids=ids,
@@ -134,7 +172,7 @@ class ContextService:
         """Raise MessageTooLong when a user message `text` cannot fit the model's input limit
         even with the window leaving every earlier turn out (or, window off, with the
         whole context); returns the message's raw count for the meter's cache."""
-        agent = self.session.tree[agent_id]
+        agent = self.tree[agent_id]
         plan = await self.plan(agent_id)
         meter = self.meter(agent)
         counter = meter.counter
@@ -160,10 +198,9 @@ class ContextService:
         returns the new (factor, samples) to persist, or None for exact counters."""
         if encoding_name(model) is not None:
             return None
-        session = self.session
-        factor, samples = learn_factor(*session.factors.get(model, (1.0, 0)), reported, raw_estimate)
-        session.factors[model] = (factor, samples)
-        for agent in session.tree:
+        factor, samples = learn_factor(*self.factors.get(model, (1.0, 0)), reported, raw_estimate)
+        self.factors[model] = (factor, samples)
+        for agent in self.tree:
             if agent.meter is not None and agent.meter.counter.model == model:
                 agent.meter.counter.factor = factor
         return factor, samples

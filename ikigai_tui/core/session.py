@@ -74,7 +74,7 @@ class Session:
         seen = await store.start_feed()
         for rec in await store.agents():
             session.tree.add(AgentRuntime.from_record(rec))
-        session.factors = await store.token_factors()
+        session.factors.update(await store.token_factors())  # the planner holds this dict
         for agent_id, count in (await store.unread_counts(upto=seen)).items():
             if agent_id in session.tree:
                 session.tree[agent_id].unread = count
@@ -175,7 +175,11 @@ class Session:
     def contexts(self) -> ContextService:
         """The context service: request plans, meters, token factors."""
         from ikigai_tui.core.context import ContextService
-        return ContextService(self)
+        return ContextService(tree=self.tree, replayer=self.replayer, models=self,
+                              limits=self.providers, counts=self.store,
+                              bodies=self.bodies, factors=self.factors,
+                              summarize_pruned=self.settings.compaction.summarize_pruned,
+                              pruned_reserve=self.settings.compaction.pruned_reserve)
 
     @cached_property
     def gateway(self) -> Gateway:

@@ -24,16 +24,16 @@ makes a new one from the pruned messages.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.limits import format_tokens
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.core.agents import AgentRuntime, AgentTree
+    from ikigai_tui.core.bodies import Bodies
     from ikigai_tui.core.replay import Replayer
-    from ikigai_tui.core.session import Session
     from ikigai_tui.core.window import ContextMeter
 
 KIND = "pruned_summary"
@@ -152,8 +152,11 @@ class PrunedSummaries:
     """The summaries of one session's agents: the latest of each (read incrementally from
     its events), its validity (cached until the context changes), its count."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, tree: AgentTree, replayer: Callable[[str], Awaitable[Replayer]],
+                 bodies: Bodies) -> None:
+        self.tree = tree
+        self.replayer = replayer  # an agent's replayed state, loaded on first use
+        self.bodies = bodies
         self._seen: dict[str, _Seen] = {}
         self._inherited: dict[str, PrunedSummary | None] = {}
         self._valid: dict[str, tuple[tuple, bool]] = {}
@@ -166,7 +169,7 @@ class PrunedSummaries:
             return summary.text
         text = self._texts.get(summary.event_id)
         if text is None:
-            payload = (await self.session.bodies.get([summary.event_id], cache=False)).get(
+            payload = (await self.bodies.get([summary.event_id], cache=False)).get(
                 summary.event_id, {})
             text = str(payload.get("summary") or "")
             if len(self._texts) >= 16:
@@ -199,11 +202,11 @@ class PrunedSummaries:
         return self._inherited[agent.id]
 
     async def _at_fork(self, agent: AgentRuntime) -> PrunedSummary | None:
-        tree = self.session.tree
+        tree = self.tree
         child = agent
         while child.parent_id is not None and child.fork_event_id is not None:
             parent = tree[child.parent_id]
-            history = (await self.session.replayer(parent.id)).history
+            history = (await self.replayer(parent.id)).history
             end = bisect_left(history, child.fork_event_id, key=lambda row: row[0])
             for row in reversed(history[:end]):
                 if row[1] == KIND:

@@ -48,7 +48,7 @@ class Compactor:
         # is being made, their failures, and which summary each one sends.
         self.pruning: set[str] = set()
         self.pruned_state: dict[str, UpdateState] = {}
-        self.pruned = PrunedSummaries(session)
+        self.pruned: PrunedSummaries = session.contexts.pruned  # the one the planner sends
 
     @property
     def settings(self) -> CompactionSettings:
