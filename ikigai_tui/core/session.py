@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen'
     from ikigai_tui.core.command_context import CommandServices
     from ikigai_tui.core.compaction.service import Compactor
     from ikigai_tui.core.context import ContextService, Plan
+    from ikigai_tui.core.matching import Matcher
+    from ikigai_tui.core.matching.embedder import Embedder
     from ikigai_tui.core.proposals import Reviewer, Verdict
 
 
@@ -58,6 +60,7 @@ class Session:
         self.replays = Replays(store, self.tree)
         self.bodies = self.replays.bodies  # message text on demand (core/bodies.py)
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
+        self.embedder: Embedder | None = None  # the local matcher's (None: the default)
         store.add_commit_hook(self._on_commit, with_origin=True)
         # One process at a time runs an agent's turn.
         self.leases = LeaseKeeper(store, on_gone=self._dead_turn)
@@ -270,6 +273,13 @@ class Session:
         from ikigai_tui.core.matching.choose import matcher_for
 
         return matcher_for(self, agent, local=local, model=model)
+
+    @cached_property
+    def local_matcher(self) -> Matcher:
+        """The local matcher of this session's log (it keeps its loaded model and vectors)."""
+        from ikigai_tui.core.matching.local import LocalMatcher
+
+        return LocalMatcher.over(self.store, self.embedder)
 
     async def _commit_command(self, batch: WriteBatch) -> list[Event]:
         try:

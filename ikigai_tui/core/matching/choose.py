@@ -7,23 +7,38 @@ offline model, or when asked with `--local`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.matching import Matcher
 from ikigai_tui.core.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
-    from ikigai_tui.core.session import Session
+    from ikigai_tui.core.gateway import Gateway
 
 
-def matcher_for(session: Session, agent: AgentRuntime, *, local: bool = False,
+class MatcherSources(Protocol):
+    """What choosing a matcher reads (the session answers it): the matching settings, the
+    agent's model, a model's check, limits and token factor, the gateway of LLM calls,
+    and the local matcher."""
+
+    settings: Any  # matcher_model, matcher_concurrency, matcher_chunk_tokens
+    providers: Any  # limits(model)
+    factors: dict[str, tuple[float, int]]
+    gateway: Gateway
+    local_matcher: Matcher
+
+    def model_of(self, agent: AgentRuntime) -> str: ...
+
+    def check_model(self, model: str) -> str: ...
+
+
+def matcher_for(session: MatcherSources, agent: AgentRuntime, *, local: bool = False,
                 model: str | None = None) -> Matcher:
     settings = session.settings
     model = model or settings.matcher_model or session.model_of(agent)
     if local or model == "offline":
-        return local_matcher(session)
+        return session.local_matcher
     from ikigai_tui.core.matching.llm import LlmMatcher
 
     model = session.check_model(model)  # a bad name: one line, nothing written
@@ -34,10 +49,3 @@ def matcher_for(session: Session, agent: AgentRuntime, *, local: bool = False,
                       count=lambda text: counter.text(text) * counter.factor, concurrency=settings.matcher_concurrency,
                       chunk_tokens=settings.matcher_chunk_tokens)
 
-
-def local_matcher(session: Session) -> Matcher:
-    try:
-        from ikigai_tui.core.matching.local import LocalMatcher
-    except ImportError:  # pragma: no cover - until the local matcher lands
-        raise CommandError("the local matcher is not available in this build") from None
-    return LocalMatcher.for_session(session)  # type: ignore[attr-defined]

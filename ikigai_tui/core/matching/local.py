@@ -18,7 +18,6 @@ numpy and the model load on the first match, never at program start.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -31,11 +30,9 @@ from ikigai_tui.core.provider import ProviderError
 
 if TYPE_CHECKING:
     from ikigai_tui.core.matching.local_score import Params
-    from ikigai_tui.core.session import Session
 
 NAME = "local (words + meaning)"
 BATCH = 512  # messages embedded per worker-thread call (about 0.1 s each)
-_BY_SESSION: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class Scoring(NamedTuple):
@@ -63,19 +60,15 @@ class LocalMatcher:
         self._last: tuple[Any, Any, Any] | None = None  # (ids, starts, exchange vectors)
 
     @classmethod
-    def for_session(cls, session: Session) -> LocalMatcher:
-        """One matcher per session (it holds the loaded model and the vectors it read).
-        The session's `embedder` when it has one, else the program's default."""
-        matcher = _BY_SESSION.get(session)
-        if matcher is None:
-            embedder = getattr(session, "embedder", None)
-            if embedder is None:
-                from ikigai_tui.embed import default_embedder
+    def over(cls, index: MatchIndex, embedder: Embedder | None) -> LocalMatcher:
+        """A matcher over `index` with `embedder`, or the program's default embedder (its
+        model loads on the first match). Its owner keeps it: it holds the loaded model
+        and the vectors it read."""
+        if embedder is None:
+            from ikigai_tui.embed import default_embedder
 
-                embedder = default_embedder()
-            matcher = cls(session.store, embedder)
-            _BY_SESSION[session] = matcher
-        return matcher
+            embedder = default_embedder()
+        return cls(index, embedder)
 
     async def match(self, criteria: str, mode: str, candidates: Sequence[Candidate], *,
                     progress: ProgressFn | None = None,
