@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen'
     from ikigai_tui.core.context import ContextService, Plan
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.matching.embedder import Embedder
+    from ikigai_tui.core.memory.service import MemoryService
     from ikigai_tui.core.proposals import Reviewer, Verdict
 
 
@@ -258,15 +259,18 @@ class Session:
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usages.totals,
-                               self.store.page, memory=self._memory,
+                               self.store.page, memory=lambda: self.memory,
                                compactor=self.compactor, bodies=self.bodies,
                                search=self.store.search, elsewhere=self.leases.elsewhere,
                                key_warning=self.key_warning, replayer=self.replayer)
 
-    def _memory(self):
-        from ikigai_tui.core.memory.service import memory_of
+    @cached_property
+    def memory(self) -> MemoryService:
+        """The memory tool's folder and rules: the defaults until the runtime attaches the
+        configured ones (core/memory/service.py: attach_memory)."""
+        from ikigai_tui.core.memory.service import MemoryService, MemorySettings
 
-        return memory_of(self)
+        return MemoryService(MemorySettings())
 
     def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
         """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""

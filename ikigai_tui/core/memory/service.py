@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
@@ -48,17 +48,14 @@ class MemoryService:
         return self.settings.writes == "ask"
 
 
-_KEY = "_memory_service"
+def memory_of(session: Any) -> MemoryService:
+    """The session's memory (Session.memory: the default folder and limits until the
+    configured ones are attached)."""
+    service: MemoryService = session.memory
+    return service
 
 
-def memory_of(session: object) -> MemoryService:
-    """The session's memory (the default folder and limits until one is attached)."""
-    found = session.__dict__.get(_KEY)
-    if found is None:
-        found = session.__dict__[_KEY] = MemoryService(MemorySettings())
-    return found
-
-
-def attach_memory(session: object, settings: MemorySettings) -> MemoryService:
-    service = session.__dict__[_KEY] = MemoryService(settings)
+def attach_memory(session: Any, settings: MemorySettings) -> MemoryService:
+    """The session's memory from now on: `settings`' folder, limits and write rule."""
+    session.memory = service = MemoryService(settings)
     return service
