@@ -52,8 +52,9 @@ class SessionSettings(NamedTuple):
 
 class Session:
     def __init__(self, store: Persistence, providers: ProviderFactory,
-                 settings: SessionSettings) -> None:
+                 settings: SessionSettings, new_id: Callable[[], str] | None = None) -> None:
         self.store = store
+        self._new_id = new_id  # agent ids (None: random); tests give theirs, run after run
         self.providers = providers
         self.settings = settings
         self.tree = AgentTree()
@@ -71,9 +72,7 @@ class Session:
     @classmethod
     async def open(cls, store: Persistence, providers: ProviderFactory, settings: SessionSettings,
                    *, create_root: bool = True, new_id: Callable[[], str] | None = None) -> Session:
-        session = cls(store, providers, settings)
-        if new_id is not None:
-            session.new_id = new_id  # type: ignore[method-assign]
+        session = cls(store, providers, settings, new_id)
         # Other processes' events reach _on_commit from here on: those after `seen`.
         seen = await store.start_feed()
         for rec in await store.agents():
@@ -102,8 +101,8 @@ class Session:
         await self.commit(batch)
 
     def new_id(self) -> str:
-        """A new agent id (replaceable, so snapshot tests get the same ids every run)."""
-        return uuid.uuid4().hex
+        """A new agent id: random, or the one `new_id` (given at the start) makes."""
+        return self._new_id() if self._new_id is not None else uuid.uuid4().hex
 
     async def close(self) -> None:
         await self.cancel_turns([a.id for a in self.tree if a.task is not None])
