@@ -88,6 +88,17 @@ class ModelLimits(Protocol):
     def limits(self, model: str) -> Limits: ...
 
 
+class PrunedPolicy(Protocol):
+    """Whether a summary of the pruned turns is sent, and the share of the budget kept for
+    it (the compaction settings have both)."""
+
+    @property
+    def summarize_pruned(self) -> bool: ...
+
+    @property
+    def pruned_reserve(self) -> float: ...
+
+
 class Contribution(Protocol):
     """Text a request holds beside the pins (the summary of the pruned turns), fitted to
     the room the window reserves for it; None when there is none."""
@@ -103,8 +114,8 @@ class ContextService:
     def __init__(self, *, tree: AgentTree, replayer: Callable[[str], Awaitable[Replayer]],
                  models: AgentModels, limits: ModelLimits,
                  counts: TokenCounts | None, bodies: Bodies,
-                 factors: dict[str, tuple[float, int]], summarize_pruned: bool = False,
-                 pruned_reserve: float = 0.0, pruned: Contribution | None = None) -> None:
+                 factors: dict[str, tuple[float, int]], policy: Callable[[], PrunedPolicy],
+                 pruned: Contribution | None = None) -> None:
         self.tree = tree
         self.replayer = replayer  # an agent's replayed state, loaded on first use
         self.models = models
@@ -112,9 +123,7 @@ class ContextService:
         self.counts = counts  # where token counts are kept (None: nowhere)
         self.bodies = bodies
         self.factors = factors  # model -> (factor, samples), shared with who persists them
-        # Whether a summary of the pruned turns is sent, and the share of the budget kept
-        # for it (the compaction settings).
-        self.summarize_pruned, self.pruned_reserve = summarize_pruned, pruned_reserve
+        self.policy = policy  # read at each plan: the settings may be replaced meanwhile
         # The summary of the pruned turns: the compactor writes them, the plan sends one.
         self.pruned = pruned or PrunedSummaries(tree, replayer, bodies)
 
@@ -146,7 +155,8 @@ class ContextService:
                    ("system", system, tools_text(tools), "", "\n".join(replayer.pins)),
                    self.bodies)
         budget = self.effective_budget(agent, limits)
-        reserve = reserve_of(self.summarize_pruned, self.pruned_reserve, budget)
+        policy = self.policy()
+        reserve = reserve_of(policy.summarize_pruned, policy.pruned_reserve, budget)
         window = meter.measure(replayer, tools, budget, limits.input, reserve)
         ids = meter.window_ids()
         raw = meter.raw_request(replayer, tools)

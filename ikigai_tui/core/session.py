@@ -181,8 +181,7 @@ class Session:
         return ContextService(tree=self.tree, replayer=self.replayer, models=self,
                               limits=self.providers, counts=self.store,
                               bodies=self.bodies, factors=self.factors,
-                              summarize_pruned=self.settings.compaction.summarize_pruned,
-                              pruned_reserve=self.settings.compaction.pruned_reserve)
+                              policy=lambda: self.settings.compaction)
 
     @cached_property
     def gateway(self) -> Gateway:
