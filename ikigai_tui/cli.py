@@ -61,8 +61,14 @@ def exit_codes(name: str) -> str:
 
 
 def epilog(name: str) -> str:
-    """The examples, then the exit statuses, of `ikigai` (name "") or of a command."""
-    return EXAMPLES[name] + "\n" + exit_codes(name)
+    """The examples, then the exit statuses, of `ikigai` (name "") or of a command; for
+    `ikigai`, then where the manual is."""
+    return EXAMPLES[name] + "\n" + exit_codes(name) + ("" if name else "\n" + DOCS)
+
+
+DOCS = """more: README.md, then docs/ in the source tree (a page per subject: commands,
+  configuration, headless use, the window, ...)
+"""
 
 
 EXAMPLES = {

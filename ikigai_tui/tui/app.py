@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 from rich.text import Text
 from textual import events
@@ -37,6 +36,7 @@ from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import MAX_PANES, Panes
 from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.news import NewsToasts
 from ikigai_tui.tui.unseen import Unseen
@@ -50,13 +50,12 @@ from ikigai_tui.tui.widgets import strip_cycles
 from ikigai_tui.tui.startup import AfterFirstFrame
 from ikigai_tui.tui.warmup import markdown_ready
 
-STYLES = Path(__file__).resolve().parent.parent / "styles"
 SessionFactory = Callable[[Config], Awaitable[Session]]
 
 
 class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, QueueActions,
                 NewsToasts, App[None]):
-    CSS_PATH = [STYLES / "app.tcss", STYLES / "widgets.tcss"]
+    CSS_PATH = [stylesheet("app.tcss"), stylesheet("widgets.tcss")]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
     BINDINGS = APP_BINDINGS  # each with an id, for the [keymap] (tui/keymap.py)

@@ -10,9 +10,9 @@ from pathlib import Path
 from textual.app import App
 from textual.screen import Screen
 
-import ikigai_tui
+from ikigai_tui.tui.styles_path import stylesheet
 
-WIDGETS_CSS = Path(ikigai_tui.__file__).parent / "styles" / "widgets.tcss"
+WIDGETS_CSS = stylesheet("widgets.tcss")
 SIZE = (120, 40)
 SCREENSHOTS = os.environ.get("IKIGAI_WIDGET_SCREENSHOTS")
 

@@ -25,11 +25,14 @@ def test_the_install_section_has_no_placeholder_and_works_from_a_clone():
 
 
 def test_every_make_target_the_readme_names_exists():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     targets = set(re.findall(r"^([a-z][\w-]*):", makefile, re.M))
-    named = set(re.findall(r"(?:`|^)make ([a-z][\w-]*)", readme, re.M))  # as a command
-    assert named and named <= targets, named - targets
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:  # and docs/
+        text = page.read_text(encoding="utf-8")
+        named = set(re.findall(r"(?:`|^)make ([a-z][\w-]*)", text, re.M))  # as a command
+        assert named <= targets, (page.name, named - targets)
+        if page.name == "README.md":
+            assert {"run", "test"} <= named, named
 
 
 def test_pip_install_dot_has_a_backend_and_the_command():

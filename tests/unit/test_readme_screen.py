@@ -1,7 +1,8 @@
-"""The README says what the program shows (issue 23, items 8 and 11): its example config
-loads (the theme entry where TOML puts it at the top level), its keys table names keys as
-they are pressed and lists every key of the main screen, and its screen mock has the
-program's status line, tree rows, fork line, placeholder and bottom line."""
+"""The README and docs/ say what the program shows (issue 23, items 8 and 11): the example
+config (docs/configuration.md) loads (the theme entry where TOML puts it at the top level),
+the README's keys table names keys as they are pressed and lists every key of the main
+screen, and the screen mock (docs/screen.md) has the program's status line, tree rows,
+fork line, placeholder and bottom line."""
 
 from __future__ import annotations
 
@@ -16,15 +17,16 @@ ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def _block(after: str, fence: str = "```") -> str:
-    start = README.index(fence, README.index(after)) + len(fence)
-    start = README.index("\n", start) + 1
-    return README[start:README.index("```", start)]
+def _block(page: str, after: str, fence: str = "```") -> str:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    start = text.index(fence, text.index(after)) + len(fence)
+    start = text.index("\n", start) + 1
+    return text[start:text.index("```", start)]
 
 
 def test_the_example_config_loads_with_its_theme_and_keymap(tmp_path):
     path = tmp_path / "config.toml"
-    path.write_text(_block("## Configuration", "```toml"), encoding="utf-8")
+    path.write_text(_block("docs/configuration.md", "# Configuration", "```toml"), encoding="utf-8")
     config = load_config(config_path=str(path), env={})
     assert config.theme == "nord"
     assert check_keymap(config) == {"editor": "f6", "send": "ctrl+s"}
@@ -59,7 +61,7 @@ def test_the_keys_table_names_every_key_as_it_is_pressed():
 
 
 def test_the_screen_mock_is_what_the_program_draws():
-    mock = _block("## The screen").splitlines()
+    mock = _block("docs/screen.md", "## The screen").splitlines()
     label = r"\w+ \([0-9a-f]{6}\)"
     assert re.fullmatch(rf"  ikigai · {label} · offline model, no network · \S+", mock[0])
     assert re.match(rf" ▶ ○ {label} \d+% ", mock[1]) and re.match(rf" └─ ○ {label} \d+% ✉1 ", mock[2])

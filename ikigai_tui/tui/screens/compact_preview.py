@@ -8,7 +8,6 @@ Dismisses with the summary text to write, or None when cancelled.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from rich.text import Text
 from textual import on
@@ -21,11 +20,12 @@ from textual.widgets import Button, Static, TextArea
 from ikigai_tui.tui.safe_text import plain, sanitize
 from ikigai_tui.tui.screens.confirm import ConfirmScreen
 from ikigai_tui.tui.screens.preview_rows import PreviewItem, plural
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["CompactPreviewScreen"]
 
-STYLES = Path(__file__).parents[2] / "styles" / "compact.tcss"
+STYLES = stylesheet("compact.tcss")
 ROWS = 200  # replaced messages listed; the rest in one line
 HINT = "edit the summary · Ctrl+S accept · Esc cancel"
 

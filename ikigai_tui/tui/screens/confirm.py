@@ -6,8 +6,6 @@ No is focused, so Enter on a question you did not expect to see loses nothing.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,11 +15,12 @@ from textual.widgets import Button, Static
 
 from ikigai_tui.tui.keymap import key_name
 from ikigai_tui.tui.safe_text import plain
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["ConfirmScreen"]
 
-STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
+STYLES = stylesheet("screens.tcss")
 
 
 class ConfirmScreen(ModalScreen[bool]):

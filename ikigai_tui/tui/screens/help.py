@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 from rich import box
 from rich.style import Style
@@ -19,11 +18,12 @@ from textual.widgets import Static
 
 from ikigai_tui.tui.keymap import key_name, keys_in_force, keys_of
 from ikigai_tui.tui.safe_text import plain
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["HelpScreen", "help_keys"]
 
-STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
+STYLES = stylesheet("screens.tcss")
 
 LLM_MARK = "●"
 

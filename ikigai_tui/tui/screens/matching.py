@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,11 +21,12 @@ from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
 from ikigai_tui.tui.safe_text import plain
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["MatchingScreen", "elapsed_text"]
 
-STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
+STYLES = stylesheet("screens.tcss")
 TICK = 0.5  # seconds between updates of the elapsed time
 HINT = "Esc cancels (nothing is written)"
 

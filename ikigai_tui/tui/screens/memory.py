@@ -7,8 +7,6 @@ symlink); the view is read-only: the LLM changes the files with its memory tool,
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,11 +19,12 @@ from ikigai_tui.core.commands_memory import listing
 from ikigai_tui.core.memory.sandbox import MemoryRefused
 from ikigai_tui.core.memory.service import MemoryService
 from ikigai_tui.tui.safe_text import plain, sanitize
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["MemoryFileScreen", "MemoryScreen"]
 
-STYLES = Path(__file__).parents[2] / "styles" / "memory.tcss"
+STYLES = stylesheet("memory.tcss")
 
 
 def _size(n: int) -> str:

@@ -9,7 +9,6 @@ its tool result; accepting writes the file and records the change (undoable).
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -23,6 +22,7 @@ from ikigai_tui.core.memory.proposal import MemoryProposal
 from ikigai_tui.core.memory.service import memory_of
 from ikigai_tui.core.proposals import ACCEPT_ALL, REFUSE, Proposal, Verdict
 from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MemoryDiffScreen", "diff_text", "install_reviewer"]
 
-STYLES = Path(__file__).parents[2] / "styles" / "memory.tcss"
+STYLES = stylesheet("memory.tcss")
 
 
 def diff_text(lines: list[str]) -> Text:

@@ -10,7 +10,6 @@ and the view says so.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,11 +21,12 @@ from textual.widgets import Static, TextArea
 from ikigai_tui.tui.keymap import key_names
 from ikigai_tui.tui.safe_text import plain, sanitize
 from ikigai_tui.tui.screens.preview_rows import PreviewItem
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["LoadText", "MessageScreen"]
 
-STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
+STYLES = stylesheet("screens.tcss")
 SHOWN_MAX = 1_000_000  # characters; a TextArea takes ~0.7 s to lay out a million
 
 LoadText = Callable[[int], Awaitable[str]]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 from rich.text import Text
 from textual import on
@@ -25,12 +24,13 @@ from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.screens.message_view import LoadText, MessageScreen
 from ikigai_tui.tui.screens.preview_list import PreviewList
 from ikigai_tui.tui.screens.preview_rows import PreviewItem, first_line_of, plural
+from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.fitted import FittedParts
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
 __all__ = ["PreviewItem", "PreviewList", "PreviewScreen", "first_line_of"]
 
-STYLES = Path(__file__).parents[2] / "styles" / "screens.tcss"
+STYLES = stylesheet("screens.tcss")
 
 MODES = ("remove", "keep", "restore")
 SHORT_SCREEN = 30  # rows; below this the dialog drops its padding and the mode line
