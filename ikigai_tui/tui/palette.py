@@ -2,7 +2,7 @@
 
 Every colour a transcript is drawn with comes from the Scrollback's component classes
 (``scrollback--user``, ``scrollback--md-code`` ...), whose rules in
-``ikigai_tui/styles/widgets.tcss`` use the theme's variables (``$text``, ``$text-accent``,
+``styles/widgets.tcss`` use the theme's variables (``$text``, ``$text-accent``,
 ``$text-muted`` ...). So a message is legible in every theme, light ones included, and a
 theme change redraws the transcript in the new colours. Rendering itself (render.py)
 only receives a `Palette` of rich Styles and never names a colour.

@@ -2,7 +2,7 @@
 (the words: core/measure_words.py).
 
 The state (``normal`` / ``warning`` / ``critical`` / ``full``) is one CSS class at a time,
-``-normal`` ... ``-full``; colours live in ``ikigai_tui/styles/widgets.tcss``.
+``-normal`` ... ``-full``; colours live in ``styles/widgets.tcss``.
 """
 
 from __future__ import annotations

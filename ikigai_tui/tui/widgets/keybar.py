@@ -5,7 +5,7 @@ change; at start-up that cost about 50 ms (a third of a minimal app's whole star
 this bar renders the same information as one line of ``Content`` instead. Each key is
 clickable (it types the key), disabled bindings are dimmed, one key per action is
 shown, and the command palette's key sits at the right. Colours come from the theme's
-footer variables, through the component classes in ``ikigai_tui/styles/widgets.tcss``.
+footer variables, through the component classes in ``styles/widgets.tcss``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ non-priority binding of the screen or app):
 - ``tab`` completes the current word with the completer; when there is no word before
   the cursor, Tab keeps its usual meaning (focus the next widget).
 
-Styles live in ``ikigai_tui/styles/widgets.tcss`` (class ``-blocked`` while sending is
+Styles live in ``styles/widgets.tcss`` (class ``-blocked`` while sending is
 blocked). Nothing typed or completed is ever parsed as markup.
 """
 
