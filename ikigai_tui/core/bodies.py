@@ -18,13 +18,25 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
 
 if TYPE_CHECKING:
     from ikigai_tui.core.ports import EventLog
-    from ikigai_tui.core.replay import Entry, Replayer
+
+Entry = tuple[int, str, Any]  # a context entry: (seq, kind, payload: an outline or whole)
+
+
+class Replayed(Protocol):
+    """What reading bodies needs of a replayed agent (core/replay.py's Replayer): its
+    context, and what it inherited at fork (`entries`, `result_of`)."""
+
+    @property
+    def ctx(self) -> Mapping[int, Entry]: ...
+
+    @property
+    def base(self) -> Any: ...
 
 BODY_KEYS = ("content", "arguments")  # what the outline leaves in the log
 NO_BODY: Mapping[str, Any] = MappingProxyType({})  # the outline of a plain message
@@ -102,7 +114,7 @@ class Bodies:
                     self.put(i, payload)
         return found
 
-    async def entries(self, replayer: Replayer, keys: Sequence[int], *,
+    async def entries(self, replayer: Replayed, keys: Sequence[int], *,
                       cache: bool = True) -> dict[int, Entry]:
         """The context entries of `keys` with their whole payloads (as the log has them,
         with what the replay added: a failed turn's flag)."""
@@ -117,13 +129,13 @@ class Bodies:
             out[k] = (seq, kind, {**body, **payload} if body is not None else payload)
         return out
 
-    async def chunks(self, replayer: Replayer, keys: Sequence[int],
+    async def chunks(self, replayer: Replayed, keys: Sequence[int],
                      size: int = BATCH) -> AsyncIterator[dict[int, Entry]]:
         """`entries` of many keys, a batch at a time, past the cache (a whole context)."""
         for start in range(0, len(keys), size):
             yield await self.entries(replayer, keys[start:start + size], cache=False)
 
-    async def inherited(self, replayer: Replayer) -> list[tuple[int, str, dict]]:
+    async def inherited(self, replayer: Replayed) -> list[tuple[int, str, dict]]:
         """What the agent inherited at fork (its parent's context then), whole, in order:
         the scrollback's first part and what `export` counts. A tool call still running
         in the parent at fork (its result came after) was never sent to the child: left
@@ -139,7 +151,7 @@ class Bodies:
             out.append((key, kind, {**body, **payload} if body is not None else payload))
         return out
 
-    async def messages(self, replayer: Replayer) -> list[tuple[int, str, dict]]:
+    async def messages(self, replayer: Replayed) -> list[tuple[int, str, dict]]:
         """`replayer.messages()` with every payload whole: the context in order, as the
         log has it (a whole context's text: for exports, tests, `context --json`)."""
         out: list[tuple[int, str, dict]] = []

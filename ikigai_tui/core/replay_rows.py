@@ -23,10 +23,8 @@ from itertools import compress, count
 from operator import not_
 from typing import Any
 
-from ikigai_tui.core.bodies import NO_BODY
+from ikigai_tui.core.bodies import NO_BODY, Entry
 from ikigai_tui.core.events import MESSAGE_KINDS, METADATA_KINDS, EventRow
-
-Entry = tuple[int, str, Any]  # (seq, kind, payload)
 
 # Kind names by code; code 0 marks a removed context entry (a tombstone).
 KIND_NAMES: list[str] = ["", *sorted(MESSAGE_KINDS | METADATA_KINDS | {"summary"})]

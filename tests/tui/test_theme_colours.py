@@ -21,7 +21,7 @@ from textual.geometry import Region
 from textual.theme import BUILTIN_THEMES
 
 from ikigai_tui.tui import render
-from ikigai_tui.tui.app import STYLES
+from ikigai_tui.tui.styles_path import STYLES
 from ikigai_tui.tui.palette import Palette
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets import layout, scrollback, streaming

@@ -26,7 +26,8 @@ from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.core.token_counts import INLINE, KEEP_AT
-from ikigai_tui.core.tokens import SLICE, TokenCounter
+from ikigai_tui.core.encoders import SLICE
+from ikigai_tui.core.tokens import TokenCounter
 from ikigai_tui.llm import token_worker
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.token_worker import RemoteEncoder, WorkerError
