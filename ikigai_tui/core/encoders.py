@@ -40,14 +40,14 @@ def tokenizer_dir() -> Path | None:
     return folder if folder.is_dir() else None
 
 
-_lock = threading.Lock()
+_loading = threading.Lock()  # the encodings built in this process (not the encoders' _lock)
 _encodings: dict[str, Any] = {}
 
 
 def load_encoding(name: str) -> Any:
     """A tiktoken encoding from local files. tiktoken downloads with no timeout when its
     cache misses, so the cache is pointed at the wheel's copies before the first call."""
-    with _lock:
+    with _loading:
         if name not in _encodings:
             folder = tokenizer_dir()
             if folder is None:
