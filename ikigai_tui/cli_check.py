@@ -1,7 +1,7 @@
 """`ikigai check [--recover OUT]`: is the log sound, and saving what can be read if not.
 
 The check opens the database read-only, runs SQLite's full integrity check (every page),
-replays every agent the way the program does, and reports agents, events and problems:
+replays every agent the way the program does (and reads its every event's text), and reports agents, events and problems:
 exit status 0 when healthy, 1 when damaged. `--recover OUT` then copies every readable
 row into a new database at OUT (never over an existing file).
 """
@@ -20,6 +20,7 @@ from ikigai_tui.inert import sanitize
 from ikigai_tui.runtime import close_session, open_session
 
 MAX_SHOWN = 20  # integrity findings listed; the rest are counted
+BODY_BATCH = 2000  # payloads read at once while checking that every agent's text reads
 
 
 def _say(line: str) -> None:
@@ -54,6 +55,11 @@ async def _examine(config: Config) -> tuple[int, int, list[str]]:
         for agent in agents:
             try:
                 replayer = await session.replayer(agent.id)
+                # The replay reads the outlines' index (schema 8): read every event's
+                # payload too, as the program does when it needs the text.
+                ids = [row[0] for row in replayer.history]
+                for start in range(0, len(ids), BODY_BATCH):
+                    await store.payloads(ids[start:start + BODY_BATCH])
             except Exception as exc:  # damaged pages, or rows the replay cannot read
                 problems.append(f"agent {session.tree.label(agent.id)} cannot be replayed: "
                                 f"{_detail(exc)}")
