@@ -3,6 +3,7 @@ still run a file in one process, and snapshot updates never run under workers (M
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -17,8 +18,11 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 def _pytest_runs(*make_args: str) -> list[list[str]]:
     """The pytest command lines `make -n test ...` would run (nothing is run)."""
+    # Not the variables of a `make test` this runs under (MAKEFLAGS carries its PYTEST_ARGS)
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTEST_ARGS", "JOBS")}
     done = subprocess.run(["make", "-n", "-C", str(ROOT), "test", *make_args],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     runs = [shlex.split(line.split("||")[0]) for line in done.stdout.splitlines()
             if " -m pytest" in line]
