@@ -25,8 +25,22 @@ install: $(STAMP)
 run: install
 	$(BIN)/ikigai $(ARGS)
 
+# The suite on every core (pytest-xdist, -n $(JOBS)), then the tests marked `serial`
+# (wall-clock bounds; pyproject.toml says why) alone, one at a time. PYTEST_ARGS go to both
+# runs; a run that selects nothing (exit 5) is not an error. One file, in one process:
+#   make test PYTEST_ARGS="tests/unit/test_x.py -n 0"      (or JOBS=0, or -p no:xdist)
+# With --snapshot-update it is one run in one process: syrupy under xdist sees only each
+# worker's share, and a run of part of a file could take the rest for unused snapshots.
+JOBS ?= auto
+PYTEST := env -u NO_COLOR -u TEXTUAL_THEME $(BIN)/python -m pytest
+NO_XDIST := $(findstring no:xdist,$(PYTEST_ARGS))
 test: install
-	env -u NO_COLOR -u TEXTUAL_THEME $(BIN)/python -m pytest $(PYTEST_ARGS)
+ifneq ($(findstring --snapshot-update,$(PYTEST_ARGS)),)
+	$(PYTEST) $(PYTEST_ARGS) $(if $(NO_XDIST),,-n 0)
+else
+	$(PYTEST) -m "not serial" $(if $(NO_XDIST),,-n $(JOBS)) $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PYTEST) -m serial $(PYTEST_ARGS) $(if $(NO_XDIST),,-n 0) || [ $$? -eq 5 ]
+endif
 
 bench: install
 	env -u NO_COLOR -u TEXTUAL_THEME $(BIN)/python benchmarks/run.py $(BENCH_ARGS)

@@ -196,6 +196,7 @@ async def check_replay(db: Path) -> int:
         await store.close()
 
 
+@pytest.mark.serial  # the kill rounds' wall time is bounded (60 s)
 def test_sigkill_at_random_moments_loses_no_committed_event(tmp_path):
     db = tmp_path / "crash.db"
     seed = int(os.environ.get("IKIGAI_CRASH_SEED", random.randrange(1 << 30)))

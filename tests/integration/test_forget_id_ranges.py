@@ -47,6 +47,7 @@ async def test_remember_with_ranges_and_single_ids(session):
     assert await ids(session, root) == [before[0]] + before[4:]
 
 
+@pytest.mark.serial  # a wall-clock bound (0.5 s a command)
 async def test_wide_ranges_are_fast(session):
     root, before = await _turns(session, 30)
     for text in ("1-9000", "1-999999999999", "1-5,7-9000000,3-99999999999999"):
@@ -81,6 +82,7 @@ async def test_a_single_id_of_a_forgotten_message_is_an_error(session):
     assert out.lines == ["Forgot 1 message."]
 
 
+@pytest.mark.serial  # a wall-clock bound (50 ms)
 def test_ranges_are_never_expanded():
     assert parse_id_ranges("3,5-9") == [IdRange(3, 3), IdRange(5, 9)]
     assert str(IdRange(5, 9)) == "5-9" and str(IdRange(3, 3)) == "3"

@@ -148,6 +148,7 @@ async def test_nothing_to_match(convo):
     assert embedder.calls == []
 
 
+@pytest.mark.serial  # a wall-clock bound (5 s for 12 MB)
 def test_a_huge_message_is_embedded_from_its_start(model):
     import time
 

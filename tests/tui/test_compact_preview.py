@@ -191,7 +191,8 @@ async def test_auto_compact_ask_shows_the_preview_after_the_turn_and_the_warning
         session.settings = session.settings._replace(compaction=CompactionSettings(auto="ask"))
         root = app.focused_agent
         for n in range(4, 12):
-            await type_text(pilot, f"Request {n} {' '.join(['more'] * 300)}")
+            # Put in the input whole: typed key by key, the 8 messages took ~100 s.
+            app.prompt_input.text = f"Request {n} {' '.join(['more'] * 300)}"
             await pilot.press("enter")
             await idle(pilot)
             if isinstance(app.screen, CompactPreviewScreen):

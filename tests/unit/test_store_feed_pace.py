@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from ikigai_tui.core.events import AgentRecord, WriteBatch
 from ikigai_tui.core.sqlite import feed
 from ikigai_tui.core.sqlite.feed import FALLBACK_SECONDS, IDLE_POLL_INTERVAL, POLL_INTERVAL, Pace
@@ -62,6 +64,7 @@ async def _looks_during(monkeypatch, seconds: float) -> int:
     return count
 
 
+@pytest.mark.serial  # counts the feed's looks in wall-clock spells, shown within 1 s
 async def test_an_idle_feed_looks_less_often_and_still_shows_another_writers_append(
         tmp_path, monkeypatch):
     db = tmp_path / "pace.db"
