@@ -19,24 +19,20 @@ from ikigai_tui.core.leases import LeaseKeeper, busy_message
 from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
-from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
 from ikigai_tui.core.ports import ConflictError, Holder, Persistence, StoreError
 from ikigai_tui.core.provider import ProviderError, ProviderFactory
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.replays import Replays
-from ikigai_tui.core.usage_service import UsageService
+from ikigai_tui.core.session_services import SessionServices
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
 if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen's first frame)
     from ikigai_tui.core.command_bus import CommandBus, Pending
     from ikigai_tui.core.command_context import CommandServices
-    from ikigai_tui.core.compaction.service import Compactor
-    from ikigai_tui.core.context import ContextService, Plan
-    from ikigai_tui.core.matching import Matcher
+    from ikigai_tui.core.context import Plan
     from ikigai_tui.core.matching.embedder import Embedder
-    from ikigai_tui.core.memory.service import MemoryService
     from ikigai_tui.core.proposals import Reviewer, Verdict
 
 
@@ -50,7 +46,7 @@ class SessionSettings(NamedTuple):
     compaction: CompactionSettings = CompactionSettings()  # /compact, auto-compaction
 
 
-class Session:
+class Session(SessionServices):
     def __init__(self, store: Persistence, providers: ProviderFactory,
                  settings: SessionSettings, new_id: Callable[[], str] | None = None) -> None:
         self.store = store
@@ -174,32 +170,6 @@ class Session:
                           commit=self._commit_command, dead_error=self._dead_error,
                           busy_elsewhere=self._busy_elsewhere)
 
-    @cached_property
-    def contexts(self) -> ContextService:
-        """The context service: request plans, meters, token factors."""
-        from ikigai_tui.core.context import ContextService
-        return ContextService(tree=self.tree, replayer=self.replayer, models=self,
-                              limits=self.providers, counts=self.store,
-                              bodies=self.bodies, factors=self.factors,
-                              policy=lambda: self.settings.compaction)
-
-    @cached_property
-    def gateway(self) -> Gateway:
-        """Every LLM call: turns and side requests, one limit per provider, one retry policy."""
-        return Gateway(self.providers)
-
-    @cached_property
-    def compactor(self) -> Compactor:
-        """/compact's summaries and auto-compaction (imported on first use)."""
-        from ikigai_tui.core.compaction.service import Compactor
-
-        return Compactor(self)
-
-    @cached_property
-    def usages(self) -> UsageService:
-        """Usage accounting: each agent's tokens and cost to date (core/usage_service.py)."""
-        return UsageService(self.store, self.tree, self.providers, self.replayer)
-
     async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
         """What the agent's next request holds: window, tokens, state (and messages)."""
         return await self.contexts.plan(agent_id, messages=messages)
@@ -261,27 +231,6 @@ class Session:
                                compactor=self.compactor, bodies=self.bodies,
                                search=self.store.search, elsewhere=self.leases.elsewhere,
                                key_warning=self.key_warning, replayer=self.replayer)
-
-    @cached_property
-    def memory(self) -> MemoryService:
-        """The memory tool's folder and rules: the defaults until the runtime attaches the
-        configured ones (core/memory/service.py: attach_memory)."""
-        from ikigai_tui.core.memory.service import MemoryService, MemorySettings
-
-        return MemoryService(MemorySettings())
-
-    def matcher(self, agent: AgentRuntime, local: bool = False, model: str | None = None):
-        """The matcher for the agent's /forget and /remember (see core/matching/choose.py)."""
-        from ikigai_tui.core.matching.choose import matcher_for
-
-        return matcher_for(self, agent, local=local, model=model)
-
-    @cached_property
-    def local_matcher(self) -> Matcher:
-        """The local matcher of this session's log (it keeps its loaded model and vectors)."""
-        from ikigai_tui.core.matching.local import LocalMatcher
-
-        return LocalMatcher.over(self.store, self.embedder)
 
     async def _commit_command(self, batch: WriteBatch) -> list[Event]:
         try:
