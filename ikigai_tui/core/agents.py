@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ikigai_tui.core.commands import CommandError
@@ -14,33 +14,114 @@ from ikigai_tui.core.replay import Replayer
 SHORT_ID = 6
 
 
+class TurnState:
+    """The agent's live turn: its task, whether it is in a turn, the reply streaming now.
+
+    Written only by the session's turn control (`begin`, `finishing`, `end`) and by the
+    turn itself (`streaming`, `streamed`); everything else reads it through AgentRuntime.
+    A turn is running, then finishing (the writes deferred to its end are committed: a
+    command is no longer deferred, the agent still shows as working), then over."""
+
+    __slots__ = ("task", "phase", "reply")
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task | None = None
+        self.phase: str | None = None  # running | finishing | None
+        self.reply: list[str] | None = None  # the pieces of the reply streaming now
+
+    def begin(self, task_of: Callable[[], asyncio.Task]) -> asyncio.Task:
+        self.phase = "running"
+        self.task = task_of()
+        return self.task
+
+    def finishing(self) -> None:
+        self.phase = "finishing"
+
+    def end(self) -> None:
+        self.phase = None
+
+    @property
+    def active(self) -> bool:
+        """In a turn: commands that wait for its end are deferred."""
+        return self.phase == "running"
+
+    def streaming(self) -> list[str]:
+        """A new reply begins: its pieces go in the list returned."""
+        self.reply = []
+        return self.reply
+
+    def streamed(self) -> None:
+        self.reply = None
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+
 @dataclass
 class AgentRuntime:
-    """One agent as the running program knows it."""
+    """One agent as the running program knows it, in three parts with one writer each:
+
+    - what the log says (id ... budget, `killed`, `unread`): set from the agents row and
+      changed only by `apply_update` (a committed update) and the replay cache (mail counts);
+    - the replayed state (`replayer`), a cache the replay cache fills;
+    - the live turn (`turn`), written only by the session's turn control.
+
+    `status` is derived from the first and the last: dead, working or idle."""
 
     id: str
     parent_id: str | None
     name: str | None
     model: str
-    status: str  # idle | working | dead
+    killed: bool
     created_at: float
     fork_event_id: int | None = None
     budget: int | None = None
-    replayer: Replayer | None = None
-    task: asyncio.Task | None = None
-    in_turn: bool = False
     unread: int = 0
-    meter: Any = None  # ContextMeter for the agent's current model
-    reply: list[str] | None = None  # the pieces of the reply streaming now, if any
+    replayer: Replayer | None = None
+    turn: TurnState = field(default_factory=TurnState)
 
     @classmethod
     def from_record(cls, rec: AgentRecord) -> AgentRuntime:
-        return cls(rec.id, rec.parent_id, rec.name, rec.model, rec.status, rec.created_at,
-                   rec.fork_event_id, rec.budget)
+        return cls(rec.id, rec.parent_id, rec.name, rec.model, rec.status == "dead",
+                   rec.created_at, rec.fork_event_id, rec.budget)
+
+    def apply_update(self, column: str, value: Any) -> None:
+        """A committed change of the agents row (`WriteBatch.agent_updates`)."""
+        if column == "status":
+            self.killed = value == "dead"
+        elif column in ("model", "name"):
+            setattr(self, column, value)
+        else:
+            raise ValueError(f"no agent column {column!r}")
+
+    @property
+    def status(self) -> str:
+        """dead | working | idle."""
+        return "dead" if self.killed else "working" if self.turn.phase else "idle"
 
     @property
     def dead(self) -> bool:
-        return self.status == "dead"
+        return self.killed
+
+    @property
+    def in_turn(self) -> bool:
+        return self.turn.active
+
+    @property
+    def task(self) -> asyncio.Task | None:
+        """The task of the agent's latest turn (done once it ended), or None."""
+        return self.turn.task
+
+    @property
+    def busy(self) -> bool:
+        """A turn of this agent is running in this process."""
+        return self.turn.running
+
+    def reply_so_far(self) -> tuple[str, int] | None:
+        """The reply streaming now (its text, its number of pieces), or None."""
+        reply = self.turn.reply
+        return ("".join(reply), len(reply)) if reply else None
 
 
 class AgentTree:

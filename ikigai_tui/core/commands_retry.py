@@ -11,7 +11,7 @@ async def retry(c: CommandContext) -> CommandResult:
     c.args.done()
     agent = c.agent
     label = c.tree.label(agent.id)
-    if agent.in_turn or (agent.task is not None and not agent.task.done()):
+    if agent.in_turn or agent.busy:
         raise CommandError(f"agent {label} is still working on it")
     ctx = c.replayer.ctx
     if not ctx or ctx[next(reversed(ctx))][1] != "user":

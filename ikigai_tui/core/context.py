@@ -126,13 +126,22 @@ class ContextService:
         self.policy = policy  # read at each plan: the settings may be replaced meanwhile
         # The summary of the pruned turns: the compactor writes them, the plan sends one.
         self.pruned = pruned or PrunedSummaries(tree, replayer, bodies)
+        self._meters: dict[str, ContextMeter] = {}  # agent id -> its meter, for its model
 
     def meter(self, agent: AgentRuntime) -> ContextMeter:
         model = self.models.model_of(agent)
-        if agent.meter is None or agent.meter.counter.model != model:
+        meter = self._meters.get(agent.id)
+        if meter is None or meter.counter.model != model:
             factor = self.factors.get(model, (1.0, 0))[0]
-            agent.meter = ContextMeter(TokenCounter(model, factor))
-        return agent.meter
+            meter = self._meters[agent.id] = ContextMeter(TokenCounter(model, factor))
+        return meter
+
+    def counted(self, agent: AgentRuntime, model: str, event_id: int, raw: float) -> None:
+        """A message counted before it was committed (as event `event_id`): its count is
+        kept in the agent's meter for `model`, so it is not counted again."""
+        meter = self._meters.get(agent.id)
+        if meter is not None and meter.counter.model == model:
+            meter.cache.setdefault(event_id, raw)
 
     def effective_budget(self, agent: AgentRuntime, limits: Limits) -> int:
         """The configured budget, capped to the model's input limit minus the reply's room;
@@ -210,7 +219,7 @@ class ContextService:
             return None
         factor, samples = learn_factor(*self.factors.get(model, (1.0, 0)), reported, raw_estimate)
         self.factors[model] = (factor, samples)
-        for agent in self.tree:
-            if agent.meter is not None and agent.meter.counter.model == model:
-                agent.meter.counter.factor = factor
+        for meter in self._meters.values():
+            if meter.counter.model == model:
+                meter.counter.factor = factor
         return factor, samples

@@ -128,7 +128,7 @@ class Session(SessionServices):
                 self.tree.add(AgentRuntime.from_record(rec))
         for agent_id, column, value in updates:
             if agent_id in self.tree:
-                setattr(self.tree[agent_id], column, value)
+                self.tree[agent_id].apply_update(column, value)
                 if foreign and column == "status" and value == "dead":
                     self._end_killed_turn(agent_id)
         for event in events:
@@ -257,7 +257,7 @@ class Session(SessionServices):
             raise CommandError("empty message")
         if agent.dead:
             raise CommandError(f"agent {self.tree.label(agent_id)} is dead")
-        if agent.task is not None and not agent.task.done():
+        if agent.busy:
             raise CommandError(f"agent {self.tree.label(agent_id)} is still working")
         if (await self.measure(agent_id)).state == "full":
             raise CommandError(CONTEXT_FULL)
@@ -276,8 +276,8 @@ class Session(SessionServices):
         except BaseException:
             await self.leases.release(agent_id)
             raise
-        if agent.meter is not None and agent.meter.counter.model == model and events:
-            agent.meter.cache.setdefault(events[0].id, raw)  # counted once, not again
+        if events:
+            self.contexts.counted(agent, model, events[0].id, raw)  # counted once, not again
         return self.start_turn(agent_id)
 
     # -- turns -----------------------------------------------------------------
@@ -306,11 +306,10 @@ class Session(SessionServices):
         from ikigai_tui.core.turns import run_turn
 
         agent = self.tree[agent_id]
-        agent.in_turn = True
-        agent.status = "working"
+        loop = asyncio.get_running_loop()
+        task = agent.turn.begin(lambda: loop.create_task(self._leased(run_turn, agent)))
         self.notify(AgentChanged(agent_id))
-        agent.task = asyncio.get_running_loop().create_task(self._leased(run_turn, agent))
-        return agent.task
+        return task
 
     async def _leased(self, run_turn, agent: AgentRuntime) -> bool:
         """The turn, holding the agent's lease (say took it already; a fork's child or a
@@ -318,12 +317,10 @@ class Session(SessionServices):
         try:
             holder = await self.leases.take(agent.id)
         except BaseException:
-            agent.in_turn = False
-            agent.status = "idle"
+            agent.turn.end()
             raise
         if holder is not None:
-            agent.in_turn = False
-            agent.status = "idle"
+            agent.turn.end()
             self.notify(ErrorNotice(agent.id, busy_message(self.tree.label(agent.id), holder)))
             self.notify(AgentChanged(agent.id))
             return False
@@ -335,7 +332,7 @@ class Session(SessionServices):
     def start_if_pending(self, agent_id: str) -> asyncio.Task | None:
         """Start a turn if the context ends with an unanswered user message."""
         agent = self.tree[agent_id]
-        if agent.dead or (agent.task is not None and not agent.task.done()):
+        if agent.dead or agent.busy:
             return None
         if agent.replayer is None or agent.replayer.last_kind() != "user":
             return None
@@ -346,14 +343,15 @@ class Session(SessionServices):
         they were accepted), then go idle."""
         from ikigai_tui.core.notices import ErrorNotice
 
-        agent.in_turn = False
+        agent.turn.finishing()
 
         def failed(text: str, exc: Exception) -> None:
             self.notify(ErrorNotice(agent.id, f"deferred {text}: {exc}"))
 
-        await self.commands.flush_deferred(agent.id, failed, (CommandError, StoreError))
-        if not agent.dead:
-            agent.status = "idle"
+        try:
+            await self.commands.flush_deferred(agent.id, failed, (CommandError, StoreError))
+        finally:
+            agent.turn.end()
         self.notify(AgentChanged(agent.id))
 
     def unanswered(self, agent_id: str) -> int | None:
@@ -365,7 +363,7 @@ class Session(SessionServices):
         return None if agent.in_turn else unanswered(agent)
 
     def running(self) -> list[asyncio.Task]:
-        return [a.task for a in self.tree if a.task is not None and not a.task.done()]
+        return [a.task for a in self.tree if a.busy and a.task is not None]
 
     async def wait_idle(self) -> None:
         """Wait until no agent is working (children started meanwhile included)."""

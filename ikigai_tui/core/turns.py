@@ -106,12 +106,12 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
 async def _one_round(session: Session, agent: AgentRuntime) -> list:
     plan = await session.plan(agent.id, messages=True)
     # The reply's pieces so far, for a view opened while it streams (until it is committed).
-    agent.reply = []
+    parts = agent.turn.streaming()
     try:
-        streamed = await _stream(session, agent, plan.request(), agent.reply)
+        streamed = await _stream(session, agent, plan.request(), parts)
         return await _commit_round(session, agent, plan, streamed)
     finally:
-        agent.reply = None
+        agent.turn.streamed()
 
 
 class _Streamed(NamedTuple):

@@ -113,9 +113,8 @@ class Panes(Horizontal):
         pieces told before the pane existed went to the panes there were)."""
         await pane.scrollback.load_latest()
         assert self.session is not None
-        reply = self.session.tree[pane.agent_id].reply
-        if reply:
-            pane.scrollback.start_stream("".join(reply), len(reply))
+        if (reply := self.session.tree[pane.agent_id].reply_so_far()) is not None:
+            pane.scrollback.start_stream(*reply)
 
     def compose(self) -> ComposeResult:
         # Started before the screen is composed: the first frame already holds the page.
