@@ -329,6 +329,17 @@ class Session(SessionServices):
         finally:
             self.leases.release_soon(agent.id)
 
+    async def run_tool(self, agent_id: str, name: str, arguments: str,
+                       call_event: int | None) -> tuple[str, bool]:
+        """One tool call of the agent's turn: (result text, is_error)."""
+        from ikigai_tui.core.tools import execute_tool
+
+        return await execute_tool(self, agent_id, name, arguments, call_event=call_event)
+
+    async def after_turn(self, agent: AgentRuntime) -> None:
+        """What follows a turn that was not cancelled: auto-compaction's check."""
+        await self.compactor.after_turn(agent)
+
     def start_if_pending(self, agent_id: str) -> asyncio.Task | None:
         """Start a turn if the context ends with an unanswered user message."""
         agent = self.tree[agent_id]

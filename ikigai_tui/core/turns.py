@@ -6,24 +6,61 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import aclosing
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from ikigai_tui.core.agents import AgentRuntime
-from ikigai_tui.core.events import WriteBatch
+from ikigai_tui.core.events import Event, WriteBatch
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.provider import ProviderError, Request, Retrying, TextDelta, ToolCall, Usage
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.tools import execute_tool
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.context import Plan
-    from ikigai_tui.core.session import Session
+    from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.core.notices import Notice
 
 MAX_TOOL_ROUNDS = 25
 log = logging.getLogger(__name__)
 
 
 RETRY_HINT = "/retry sends your message again"
+
+
+class TurnPlan(Protocol):
+    """A planned request (core/context.py's Plan): its model, our estimate of its input
+    tokens before the model's correction, and the request itself."""
+
+    model: str
+    raw_estimate: float
+
+    def request(self) -> Request: ...
+
+
+class Streams(Protocol):
+    """Where a turn's request goes (core/gateway.py)."""
+
+    def stream(self, request: Request, *, purpose: str) -> AsyncIterator[object]: ...
+
+
+class TurnHost(Protocol):
+    """What a turn uses (the session answers all of it): plan the next request, reach the
+    model, commit, tell, learn the model's token factor, run a tool, end the turn."""
+
+    gateway: Streams
+
+    async def plan(self, agent_id: str, *, messages: bool = False) -> TurnPlan: ...
+
+    async def commit(self, batch: WriteBatch) -> list[Event]: ...
+
+    def notify(self, notice: Notice) -> None: ...
+
+    def learn(self, model: str, reported: int, raw_estimate: float) -> tuple[float, int] | None: ...
+
+    async def run_tool(self, agent_id: str, name: str, arguments: str,
+                       call_event: int | None) -> tuple[str, bool]: ...
+
+    async def finish_turn(self, agent: AgentRuntime) -> None: ...
+
+    async def after_turn(self, agent: AgentRuntime) -> None: ...
 
 
 def unanswered(agent: AgentRuntime) -> int | None:
@@ -35,7 +72,7 @@ def unanswered(agent: AgentRuntime) -> int | None:
     return key if r.ctx[key][1] == "user" else None
 
 
-async def run_turn(session: Session, agent: AgentRuntime) -> bool:
+async def run_turn(session: TurnHost, agent: AgentRuntime) -> bool:
     """Returns True when the turn completed, False when it ended in an error. A turn that
     ends with its user message unanswered says so in the log (`unanswered` in its error
     or interrupted event): the replay flags the message, no later request holds it and
@@ -49,9 +86,8 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
                 break
             for event in calls:
                 payload = event.payload
-                text, is_error = await execute_tool(
-                    session, agent.id, payload["name"], payload.get("arguments", ""),
-                    call_event=event.id)
+                text, is_error = await session.run_tool(
+                    agent.id, payload["name"], payload.get("arguments", ""), event.id)
                 batch = WriteBatch()
                 batch.add(agent.id, "tool_result", {
                     "call_id": payload["call_id"], "call_event": event.id,
@@ -97,13 +133,13 @@ async def run_turn(session: Session, agent: AgentRuntime) -> bool:
         await session.finish_turn(agent)
         try:
             if not cancelled:  # auto-compaction's check: it never fails the turn
-                await session.compactor.after_turn(agent)
+                await session.after_turn(agent)
         finally:
             session.notify(TurnFinished(agent.id, error is None, error))
     return error is None
 
 
-async def _one_round(session: Session, agent: AgentRuntime) -> list:
+async def _one_round(session: TurnHost, agent: AgentRuntime) -> list:
     plan = await session.plan(agent.id, messages=True)
     # The reply's pieces so far, for a view opened while it streams (until it is committed).
     parts = agent.turn.streaming()
@@ -120,7 +156,7 @@ class _Streamed(NamedTuple):
     usage: Usage | None
 
 
-async def _stream(session: Session, agent: AgentRuntime, request: Request,
+async def _stream(session: TurnHost, agent: AgentRuntime, request: Request,
                   parts: list[str]) -> _Streamed:
     """The reply, shown as it arrives (its pieces in `parts`); a partial reply is kept if
     the stream ends badly."""
@@ -141,7 +177,7 @@ async def _stream(session: Session, agent: AgentRuntime, request: Request,
     return _Streamed("".join(parts), calls, usage)
 
 
-def _take(session: Session, agent: AgentRuntime, item: object, parts: list[str],
+def _take(session: TurnHost, agent: AgentRuntime, item: object, parts: list[str],
           calls: list[ToolCall]) -> None:
     """One item of the stream: text is shown as it comes, retries are told."""
     if isinstance(item, TextDelta):
@@ -153,7 +189,7 @@ def _take(session: Session, agent: AgentRuntime, item: object, parts: list[str],
         session.notify(RetryNotice(agent.id, item.attempt, item.delay, item.reason))
 
 
-async def _commit_round(session: Session, agent: AgentRuntime, plan: Plan, streamed: _Streamed) -> list:
+async def _commit_round(session: TurnHost, agent: AgentRuntime, plan: TurnPlan, streamed: _Streamed) -> list:
     """The reply, its tool calls and its usage in one batch (with the learned factor);
     returns the committed tool-call events."""
     batch = WriteBatch()
@@ -169,7 +205,7 @@ async def _commit_round(session: Session, agent: AgentRuntime, plan: Plan, strea
     return [events[i] for i in call_indexes]
 
 
-def _learn(session: Session, batch: WriteBatch, agent: AgentRuntime, plan: Plan, usage: Usage) -> None:
+def _learn(session: TurnHost, batch: WriteBatch, agent: AgentRuntime, plan: TurnPlan, usage: Usage) -> None:
     """Record the reported usage beside our estimate, and learn the model's factor from it."""
     batch.add(agent.id, "usage", {"model": plan.model, "input_tokens": usage.input_tokens,
                                   "output_tokens": usage.output_tokens,
@@ -179,7 +215,7 @@ def _learn(session: Session, batch: WriteBatch, agent: AgentRuntime, plan: Plan,
         batch.factors.append((plan.model, *learned))
 
 
-async def _commit_partial(session: Session, agent: AgentRuntime, parts: list[str], reason: str) -> None:
+async def _commit_partial(session: TurnHost, agent: AgentRuntime, parts: list[str], reason: str) -> None:
     """What arrived before a cancel or a failure is kept, flagged interrupted."""
     text = "".join(parts)
     if not text:

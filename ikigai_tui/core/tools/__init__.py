@@ -15,16 +15,51 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.session import Session
+    from ikigai_tui.core.agents import AgentRuntime, AgentTree
+    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.commands import CommandResult
+    from ikigai_tui.core.matching import Matcher
+    from ikigai_tui.core.memory.service import MemoryService
+    from ikigai_tui.core.proposals import Proposal, Verdict
+    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.window import ContextMeter, Window
 
 TURN = "turn"  # the caller of a conversation's turn: the agent's own LLM
 
 
-class ToolContext(NamedTuple):
-    """What a tool runs with: the session, the agent whose LLM called it, the caller,
-    and the id of the committed tool_call event being answered (None outside a turn)."""
+class Submits(Protocol):
+    """Applies a proposal a tool built, as the command `text` (core/command_bus.py)."""
 
-    session: Session
+    async def submit(self, agent_id: str, command: str, proposal: Proposal, verdict: Verdict,
+                     source: str = ...) -> CommandResult: ...
+
+
+class ToolHost(Protocol):
+    """What the tools use (the session answers all of it): the agents and their replayed
+    contexts, message text, measuring, the matcher, commands, the memory folder."""
+
+    tree: AgentTree
+    bodies: Bodies
+    commands: Submits
+    memory: MemoryService
+
+    async def replayer(self, agent_id: str) -> Replayer: ...
+
+    def matcher(self, agent: AgentRuntime) -> Matcher: ...
+
+    def meter(self, agent: AgentRuntime) -> ContextMeter: ...
+
+    async def measure(self, agent_id: str) -> Window: ...
+
+    async def command(self, agent_id: str, text: str, source: str = ...) -> CommandResult: ...
+
+
+class ToolContext(NamedTuple):
+    """What a tool runs with: its host (the session), the agent whose LLM called it, the
+    caller, and the id of the committed tool_call event being answered (None outside a
+    turn)."""
+
+    host: ToolHost
     agent_id: str
     caller: str = TURN
     call_event: int | None = None
@@ -121,10 +156,10 @@ def tool_schemas(caller: str = TURN) -> list[dict[str, Any]]:
     return registry().schemas(caller)
 
 
-async def execute_tool(session: Session, agent_id: str, name: str, arguments: str,
+async def execute_tool(host: ToolHost, agent_id: str, name: str, arguments: str,
                        caller: str = TURN, call_event: int | None = None) -> tuple[str, bool]:
     """Run one tool call: (result text, is_error)."""
-    return await registry().execute(ToolContext(session, agent_id, caller, call_event), name, arguments)
+    return await registry().execute(ToolContext(host, agent_id, caller, call_event), name, arguments)
 
 
 def slash_tool() -> dict[str, Any]:

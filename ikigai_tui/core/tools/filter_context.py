@@ -113,7 +113,7 @@ class FilterContextTool:
     async def _preview(self, context: ToolContext, mode: str, criteria: Any) -> ToolResult:
         if not isinstance(criteria, str) or not criteria.strip():
             return ToolResult("Error: preview needs the criteria (what to match)", True)
-        session = context.session
+        session = context.host
         agent = session.tree[context.agent_id]
         replayer = await session.replayer(agent.id)
         planning = set(planning_ids(replayer, context.call_event))
@@ -151,7 +151,7 @@ class FilterContextTool:
         if (not isinstance(ids, list) or not ids
                 or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)):
             return ToolResult("Error: apply needs message_ids, a non-empty list of integers", True)
-        session = context.session
+        session = context.host
         agent = session.tree[context.agent_id]
         replayer = await session.replayer(agent.id)
         missing = [i for i in ids if i not in replayer.ctx]

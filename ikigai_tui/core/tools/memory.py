@@ -15,7 +15,7 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.memory.commands import plan, view
 from ikigai_tui.core.memory.proposal import MemoryProposal
 from ikigai_tui.core.memory.sandbox import MemoryRefused
-from ikigai_tui.core.memory.service import ASK_REFUSAL, memory_of
+from ikigai_tui.core.memory.service import ASK_REFUSAL
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.proposals import ACCEPT_ALL
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
@@ -66,7 +66,7 @@ class MemoryTool:
     async def execute(self, context: ToolContext, arguments: Any) -> ToolResult:
         if not isinstance(arguments, dict) or arguments.get("command") not in COMMANDS:
             return ToolResult(f"Error: memory needs a 'command', one of {', '.join(COMMANDS)}", True)
-        service = memory_of(context.session)
+        service = context.host.memory
         try:
             if arguments["command"] == "view":
                 return ToolResult(view(service.box, arguments))
@@ -81,7 +81,7 @@ class MemoryTool:
                 return ToolResult("Error: the user refused this memory change; nothing was "
                                   "written", True)
         try:
-            result = await context.session.commands.submit(
+            result = await context.host.commands.submit(
                 context.agent_id, proposal.command, proposal, ACCEPT_ALL, source="llm")
         except (CommandError, StoreError) as exc:
             _take_back(proposal)

@@ -53,7 +53,7 @@ class SlashTool:
         if not isinstance(extra, str):
             return ToolResult("Error: 'args' must be a string", True)
         try:
-            result = await context.session.command(context.agent_id, f"/{command} {extra}".strip(),
+            result = await context.host.command(context.agent_id, f"/{command} {extra}".strip(),
                                                    source="llm")
         except CommandError as exc:
             return ToolResult(f"Error: {exc}", True)
