@@ -20,9 +20,10 @@ from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.limits import DEFAULT_BUDGET
+from ikigai_tui.core.models import ModelPolicy
 from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
 from ikigai_tui.core.ports import ConflictError, Holder, Persistence, StoreError
-from ikigai_tui.core.provider import ProviderError, ProviderFactory
+from ikigai_tui.core.provider import ProviderFactory
 from ikigai_tui.core.replay import Replayer
 from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.session_services import SessionServices
@@ -52,6 +53,7 @@ class Session(SessionServices):
         self.store = store
         self._new_id = new_id  # agent ids (None: random); tests give theirs, run after run
         self.providers = providers
+        self.models = ModelPolicy(providers)  # which model, its limits, its key
         self.settings = settings
         self.tree = AgentTree()
         self.listeners: list[Callable[[Notice], None]] = []
@@ -159,9 +161,7 @@ class Session(SessionServices):
         return agent.budget if agent.budget is not None else self.settings.budget
 
     def model_of(self, agent: AgentRuntime) -> str:
-        if agent.replayer is not None and agent.replayer.model:
-            return agent.replayer.model
-        return agent.model
+        return self.models.model_of(agent)
 
     @cached_property
     def commands(self) -> CommandBus:
@@ -187,16 +187,11 @@ class Session(SessionServices):
     def check_model(self, model: str) -> str:
         """The full name of a usable model (an alias or a bare name resolved); raises
         CommandError, in one line, for a name that cannot be used."""
-        try:
-            full = self.providers.check(model)
-        except ProviderError as exc:
-            raise CommandError(str(exc)) from exc
-        return full if isinstance(full, str) else model
+        return self.models.check(model)
 
     def key_warning(self, model: str) -> str | None:
         """A line warning that messages to `model` will fail (its key is not set)."""
-        warn = getattr(self.providers, "key_warning", None)
-        return warn(model) if warn is not None else None
+        return self.models.key_warning(model)
 
     # -- input -----------------------------------------------------------------
 
@@ -263,8 +258,7 @@ class Session(SessionServices):
             raise CommandError(CONTEXT_FULL)
         # Refused before anything is written: the message stays with the user.
         model = self.model_of(agent)
-        ready = getattr(self.providers, "ready", None)
-        if ready is not None and (problem := ready(model)):
+        if problem := self.models.ready(model):
             raise CommandError(problem)
         raw = await self.contexts.message_fits(agent_id, text)
         if (holder := await self.leases.take(agent_id)) is not None:  # before any write
@@ -338,7 +332,9 @@ class Session(SessionServices):
 
     async def after_turn(self, agent: AgentRuntime) -> None:
         """What follows a turn that was not cancelled: auto-compaction's check."""
-        await self.compactor.after_turn(agent)
+        from ikigai_tui.core.compaction.after_turn import after_turn
+
+        await after_turn(self.compactor, agent)
 
     def start_if_pending(self, agent_id: str) -> asyncio.Task | None:
         """Start a turn if the context ends with an unanswered user message."""

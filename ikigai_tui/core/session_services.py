@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.matching.embedder import Embedder
     from ikigai_tui.core.memory.service import MemoryService
+    from ikigai_tui.core.models import ModelPolicy
     from ikigai_tui.core.ports import Persistence
     from ikigai_tui.core.provider import ProviderFactory
     from ikigai_tui.core.replay import Replayer
@@ -27,6 +28,7 @@ class SessionServices:
     # Held by Session (declared here for readers and type checkers).
     store: Persistence
     providers: ProviderFactory
+    models: ModelPolicy
     settings: Any
     tree: AgentTree
     bodies: Bodies
@@ -40,7 +42,7 @@ class SessionServices:
         """The context service: request plans, meters, token factors."""
         from ikigai_tui.core.context import ContextService
         return ContextService(tree=self.tree, replayer=self.replayer, models=self,
-                              limits=self.providers, counts=self.store,
+                              limits=self.models, counts=self.store,
                               bodies=self.bodies, factors=self.factors,
                               policy=lambda: self.settings.compaction)
 
@@ -54,7 +56,7 @@ class SessionServices:
         """/compact's summaries and auto-compaction (imported on first use)."""
         from ikigai_tui.core.compaction.service import Compactor
 
-        return Compactor(self)
+        return Compactor(self, pruned=self.contexts.pruned, policy=lambda: self.settings.compaction)
 
     @cached_property
     def usages(self) -> UsageService:

@@ -18,7 +18,6 @@ would drop them.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.command_bus import Pending
@@ -30,25 +29,18 @@ from ikigai_tui.core.measure_words import history_note, history_warning
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.proposals import ACCEPT_ALL
 from ikigai_tui.core.provider import ProviderError
+from ikigai_tui.core.compaction.service import Compactor, AutoState
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
-    from ikigai_tui.core.compaction.service import Compactor
 
 log = logging.getLogger(__name__)
 COMMAND = "/compact"
 
 
-@dataclass
-class AutoState:
-    warned: bool = False  # above compact_warn since the last crossing
-    armed: bool = True  # may compact: cleared by a compaction, set again below compact_at
-    failures: int = 0  # in a row
-
-
 async def after_turn(compactor: Compactor, agent: AgentRuntime) -> None:
     """Never raises (a cancel goes on up): the turn is over whatever happens here."""
-    session = compactor.session
+    session = compactor.host
     settings = compactor.settings
     if agent.dead:
         return
@@ -106,13 +98,13 @@ def _failed(compactor: Compactor, agent_id: str, state: AutoState, reason: str) 
     text = (f"Auto-compaction failed ({state.failures} of {MAX_FAILURES}): {reason}. The "
             "context is unchanged")
     text += "." if state.failures >= MAX_FAILURES else "; it is tried again after the next turn."
-    compactor.session.notify(CompactionNotice(agent_id, "error", text))
+    compactor.host.notify(CompactionNotice(agent_id, "error", text))
     if state.failures >= MAX_FAILURES:
-        compactor.session.notify(CompactionNotice(agent_id, "warning", stopped_text()))
+        compactor.host.notify(CompactionNotice(agent_id, "warning", stopped_text()))
 
 
 async def _compact(compactor: Compactor, agent: AgentRuntime, note: str) -> None:
-    session = compactor.session
+    session = compactor.host
     session.notify(CompactionNotice(agent.id, "note", note))
     outcome = await session.propose(agent.id, COMMAND, source="auto")
     if not isinstance(outcome, Pending) or not isinstance(outcome.proposal, CompactProposal):

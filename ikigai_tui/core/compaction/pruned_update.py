@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.commands import CommandError
@@ -27,10 +26,10 @@ from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.matching import Candidate
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.provider import ProviderError
+from ikigai_tui.core.compaction.service import Compactor, UpdateState
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
-    from ikigai_tui.core.compaction.service import Compactor
 
 log = logging.getLogger(__name__)
 PURPOSE = "pruned_summary"
@@ -45,15 +44,9 @@ EARLIER = ("The first item, labelled 'summary', is the summary of the turns befo
            "fold it and the messages after it into one summary of them all. ")
 
 
-@dataclass
-class UpdateState:
-    failures: int = 0  # in a row
-    acted: tuple = ()  # what the context was when it stopped: a change means the user acted
-
-
 async def after_turn(compactor: Compactor, agent: AgentRuntime) -> None:
     """Never raises (a cancel goes on up): the turn is over whatever happens here."""
-    session = compactor.session
+    session = compactor.host
     if not compactor.settings.summarize_pruned or agent.dead:
         return
     if agent.id in compactor.running or agent.id in compactor.pruning:
@@ -96,7 +89,7 @@ def _moment(session, agent: AgentRuntime, r) -> tuple:
 
 def _failed(compactor: Compactor, agent: AgentRuntime, state: UpdateState, reason: str) -> None:
     state.failures += 1
-    session = compactor.session
+    session = compactor.host
     text = (f"The summary of pruned turns failed ({state.failures} of {MAX_FAILURES}): "
             f"{reason}. The context is unchanged")
     if state.failures < MAX_FAILURES:
@@ -113,7 +106,7 @@ def _failed(compactor: Compactor, agent: AgentRuntime, state: UpdateState, reaso
 async def _update(compactor: Compactor, agent: AgentRuntime, previous: PrunedSummary | None,
                   new: list[int], done: int, reserve: int) -> None:
     """Summarise `new`, the messages pruned after the `done` that `previous` covers."""
-    session = compactor.session
+    session = compactor.host
     r = await session.replayer(agent.id)
     meter = session.meter(agent)
     counter = meter.counter

@@ -6,13 +6,15 @@ a second one is refused while the first is summarising.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.compaction import CompactingNotice, CompactionSettings
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.compaction.select import CompactArgs, nothing_to_compact, select
-from ikigai_tui.core.compaction.pruned import PrunedSummaries
+from ikigai_tui.core.compaction.pruned import PrunedSummaries, Sent
 from ikigai_tui.core.compaction.summarise import (
     REPLY_TOKENS, Summariser, Summary, extractive_summary,
 )
@@ -26,19 +28,83 @@ if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
     from ikigai_tui.core.command_context import CommandContext
     from ikigai_tui.core.command_bus import Pending
-    from ikigai_tui.core.compaction.auto import AutoState
-    from ikigai_tui.core.compaction.pruned_update import UpdateState
-    from collections.abc import Callable
-    from ikigai_tui.core.session import Session
+    from ikigai_tui.core.agents import AgentTree
+    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.commands import CommandResult
+    from ikigai_tui.core.events import Event, WriteBatch
+    from ikigai_tui.core.gateway import Gateway
+    from ikigai_tui.core.models import ModelPolicy
+    from ikigai_tui.core.notices import Notice
+    from ikigai_tui.core.proposals import Verdict
+    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.window import ContextMeter, Window
 
 OFFLINE = "offline"
 EXTRACTIVE_MIN_CHARS = 2_000
 EXTRACTIVE_MAX_CHARS = 40_000
 
 
+@dataclass
+class AutoState:
+    """Auto-compaction's state of one agent (auto.py)."""
+
+    warned: bool = False  # above compact_warn since the last crossing
+    armed: bool = True  # may compact: cleared by a compaction, set again below compact_at
+    failures: int = 0  # in a row
+
+
+@dataclass
+class UpdateState:
+    """The pruned turns' summary's state of one agent (pruned_update.py)."""
+
+    failures: int = 0  # in a row
+    acted: tuple = ()  # what the context was when it stopped: a change means the user acted
+
+
+class PlannedWindow(Protocol):
+    """What the summary of the pruned turns reads of a request plan (core/context.py's
+    Plan): its window, and the summary it sends."""
+
+    window: Window
+    pruned: Sent | None
+
+
+class CompactionHost(Protocol):
+    """What compaction uses (the session answers it): the model policy and token factors,
+    the gateway, the agents, their contexts and message text, measuring and planning,
+    committing, telling, and the command path (auto-compaction proposes a /compact)."""
+
+    models: ModelPolicy
+    factors: dict[str, tuple[float, int]]
+    gateway: Gateway
+    tree: AgentTree
+    bodies: Bodies
+
+    def notify(self, notice: Notice) -> None: ...
+
+    async def replayer(self, agent_id: str) -> Replayer: ...
+
+    async def plan(self, agent_id: str, *, messages: bool = False) -> PlannedWindow: ...
+
+    async def measure(self, agent_id: str) -> Window: ...
+
+    def meter(self, agent: AgentRuntime) -> ContextMeter: ...
+
+    async def commit(self, batch: WriteBatch) -> list[Event]: ...
+
+    async def propose(self, agent_id: str, text: str, source: str = ...) -> CommandResult | Pending: ...
+
+    async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult: ...
+
+
 class Compactor:
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    """/compact's proposals and the state of the automatic policies (auto.py,
+    pruned_update.py; after_turn.py runs them), over a CompactionHost."""
+
+    def __init__(self, host: CompactionHost, *, pruned: PrunedSummaries,
+                 policy: Callable[[], CompactionSettings]) -> None:
+        self.host = host
+        self.policy = policy  # read at each use: the settings may be replaced meanwhile
         self.running: set[str] = set()  # agents being compacted now
         self.auto_state: dict[str, AutoState] = {}
         # auto_compact = "ask": who shows the preview (the TUI sets it); None: nobody can
@@ -48,22 +114,21 @@ class Compactor:
         # is being made, their failures, and which summary each one sends.
         self.pruning: set[str] = set()
         self.pruned_state: dict[str, UpdateState] = {}
-        self.pruned: PrunedSummaries = session.contexts.pruned  # the one the planner sends
+        self.pruned = pruned  # the one the planner sends
 
     @property
     def settings(self) -> CompactionSettings:
-        return self.session.settings.compaction
+        return self.policy()
 
     def summary_model(self, agent: AgentRuntime) -> str:
-        return self.settings.model or self.session.model_of(agent)
+        return self.settings.model or self.host.models.model_of(agent)
 
     def summariser(self, model: str, reply_tokens: int = REPLY_TOKENS) -> Summariser:
-        session = self.session
-        ready = getattr(session.providers, "ready", None)
-        if ready is not None and (problem := ready(model)):
+        host = self.host
+        if problem := host.models.ready(model):
             raise CommandError(problem)
-        counter = TokenCounter(model, session.factors.get(model, (1.0, 0))[0])
-        return Summariser(session.gateway, model, input_limit=session.providers.limits(model).input,
+        counter = TokenCounter(model, host.factors.get(model, (1.0, 0))[0])
+        return Summariser(host.gateway, model, input_limit=host.models.limits(model).input,
                           count=lambda text: counter.text(text) * counter.factor,
                           concurrency=self.settings.concurrency,
                           piece_tokens=self.settings.piece_tokens, reply_tokens=reply_tokens)
@@ -86,7 +151,7 @@ class Compactor:
         counter = meter.counter
         model = self.summary_model(agent)
         if model != OFFLINE:
-            model = self.session.check_model(model)  # a bad name: one line, nothing written
+            model = self.host.models.check(model)  # a bad name: one line, nothing written
         same = model == counter.model
         bodies = c.services.bodies  # the text, read from the log (the replay holds outlines)
         full = r.ctx if bodies is None else await bodies.entries(r, keys, cache=False)
@@ -123,7 +188,7 @@ class Compactor:
             budget = min(EXTRACTIVE_MAX_CHARS, max(EXTRACTIVE_MIN_CHARS, replaced * 4 // 3))
             return extractive_summary(candidates, focus, budget)
         summariser = self.summariser(model)
-        notify = self.session.notify
+        notify = self.host.notify
 
         def progress(done: int, total: int) -> None:
             notify(CompactingNotice(agent_id, done, total, model))
@@ -135,12 +200,3 @@ class Compactor:
         state = self.auto_state.get(agent_id)
         if state is not None:
             state.failures = 0
-
-    async def after_turn(self, agent: AgentRuntime) -> None:
-        """The automatic policies, once the agent's turn has ended: auto-compaction
-        (auto.py), then the summary of the pruned turns (pruned_update.py)."""
-        from ikigai_tui.core.compaction.auto import after_turn
-        from ikigai_tui.core.compaction.pruned_update import after_turn as summarise_pruned
-
-        await after_turn(self, agent)
-        await summarise_pruned(self, agent)  # after any compaction, never during it

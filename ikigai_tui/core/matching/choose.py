@@ -15,34 +15,32 @@ from ikigai_tui.core.tokens import TokenCounter
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
     from ikigai_tui.core.gateway import Gateway
+    from ikigai_tui.core.models import ModelPolicy
 
 
 class MatcherSources(Protocol):
     """What choosing a matcher reads (the session answers it): the matching settings, the
-    agent's model, a model's check, limits and token factor, the gateway of LLM calls,
-    and the local matcher."""
+    model policy (the agent's model, a model's check and limits), token factors, the
+    gateway of LLM calls, and the local matcher."""
 
     settings: Any  # matcher_model, matcher_concurrency, matcher_chunk_tokens
-    providers: Any  # limits(model)
+    models: ModelPolicy
     factors: dict[str, tuple[float, int]]
     gateway: Gateway
     local_matcher: Matcher
-
-    def model_of(self, agent: AgentRuntime) -> str: ...
-
-    def check_model(self, model: str) -> str: ...
 
 
 def matcher_for(session: MatcherSources, agent: AgentRuntime, *, local: bool = False,
                 model: str | None = None) -> Matcher:
     settings = session.settings
-    model = model or settings.matcher_model or session.model_of(agent)
+    models = session.models
+    model = model or settings.matcher_model or models.model_of(agent)
     if local or model == "offline":
         return session.local_matcher
     from ikigai_tui.core.matching.llm import LlmMatcher
 
-    model = session.check_model(model)  # a bad name: one line, nothing written
-    limits = session.providers.limits(model)
+    model = models.check(model)  # a bad name: one line, nothing written
+    limits = models.limits(model)
     factor = session.factors.get(model, (1.0, 0))[0]
     counter = TokenCounter(model, factor)
     return LlmMatcher(session.gateway, model, input_limit=limits.input,
