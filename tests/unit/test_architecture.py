@@ -121,3 +121,14 @@ def test_a_stale_entry_of_a_ratchet_list_is_an_error(tmp_path, capsys):
         "ignore_imports =\n    ikigai_tui.core.replay -> ikigai_tui.tui.app\n")), capsys)
     assert code != 0
     assert "ikigai_tui.core.replay -> ikigai_tui.tui.app" in out
+
+
+def test_no_feature_of_the_core_imports_the_session_facade():
+    """Features are handed what they use (protocols the session satisfies): inside the
+    core, nothing imports core.session (type-checking imports counted)."""
+    import grimp
+
+    graph = grimp.build_graph("ikigai_tui", exclude_type_checking_imports=False)
+    importers = graph.find_modules_that_directly_import("ikigai_tui.core.session")
+    assert sorted(m for m in importers if m.startswith("ikigai_tui.core.")) == []
+    assert "ikigai_tui.tui.app" in importers  # the check sees imports (it can fail)
