@@ -1,6 +1,9 @@
-"""This process's leases on the agents whose turns it runs (see core/sqlite/leases.py):
-taken before a turn's first write, renewed while it runs, released when it ends, so that
-two processes never run a turn of one agent at once."""
+"""This process's leases on the agents whose turns it runs (the store keeps them:
+core/ports.py's SmallState): taken before a turn's first write, renewed while it runs,
+released when it ends, so that two processes never run a turn of one agent at once; and
+the policy every store applies: a lease is kept by a live holder, and taken over when its
+holder is gone (on this host, no process has its pid; anywhere, no renewal for STALE
+seconds)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import asyncio
 import logging
 import os
 import socket
+import subprocess
 import time
 from collections.abc import Awaitable, Callable
 
@@ -15,7 +19,51 @@ from ikigai_tui.core.ports import Holder, StoreError
 
 log = logging.getLogger(__name__)
 
-RENEW = 15.0  # seconds; well inside the store's STALE
+RENEW = 15.0  # seconds; well inside STALE
+
+STALE = 60.0  # seconds without a renewal: the holder is gone, wherever it ran
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid runs. A zombie (killed, not yet reaped by its
+    parent) does not: it answers os.kill(pid, 0) but will never write again."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive, unless a zombie
+        pass
+    except OSError:
+        return False
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether the process has ended: its state is 'Z' (or it is gone), from /proc where
+    there is one, else from ps(1)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            # "pid (comm) state ...": comm may hold spaces and parentheses.
+            return stat.read().rpartition(b")")[2].split()[:1] == [b"Z"]
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return True  # gone between the kill and the read: not running either
+    except OSError:
+        return False
+    try:
+        done = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
+                              text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return False  # cannot tell: alive, as before
+    return done.stdout.strip().startswith("Z")
+
+
+def keeps(holder: Holder, host: str, now: float) -> bool:
+    """Whether the holder still keeps its lease, seen from a process on `host`."""
+    if now - holder.renewed_at > STALE:
+        return False
+    return holder.host != host or pid_alive(holder.pid)
+
 
 
 class LeaseKeeper:
@@ -53,8 +101,6 @@ class LeaseKeeper:
 
     async def elsewhere(self, agent_id: str) -> Holder | None:
         """The other process running a turn of this agent now, if any (writes nothing)."""
-        from ikigai_tui.core.sqlite.leases import keeps
-
         if agent_id in self.held:
             return None
         holder = await self.store.lease_holder(agent_id)

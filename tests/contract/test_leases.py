@@ -43,7 +43,7 @@ async def test_a_holder_whose_process_is_gone_is_taken_over(log):
 
 
 async def test_a_holder_that_stopped_renewing_is_taken_over(log, monkeypatch):
-    from ikigai_tui.core.sqlite import leases
+    from ikigai_tui.core import leases  # the policy any store applies
 
     assert await log.acquire_lease("a", 1, "far-away") is None
     assert await log.acquire_lease("a", 2, HOST) is not None

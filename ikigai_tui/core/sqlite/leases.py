@@ -3,61 +3,17 @@
 One row per leased agent: the holder's pid and host, when it took the lease, when it
 last renewed it. A lease is kept by a live holder; it is taken over when its holder is
 gone: on this host, no process has its pid; anywhere, it was not renewed for STALE
-seconds (a holder renews every RENEW seconds while its turn runs, see core/leases.py).
+seconds (a holder renews every RENEW seconds while its turn runs; the policy, who
+keeps a lease, is core/leases.py's: any store applies it).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterable
 
+from ikigai_tui.core.leases import keeps
 from ikigai_tui.core.ports import Holder
-
-STALE = 60.0
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid runs. A zombie (killed, not yet reaped by its
-    parent) does not: it answers os.kill(pid, 0) but will never write again."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive, unless a zombie
-        pass
-    except OSError:
-        return False
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    """Whether the process has ended: its state is 'Z' (or it is gone), from /proc where
-    there is one, else from ps(1)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            # "pid (comm) state ...": comm may hold spaces and parentheses.
-            return stat.read().rpartition(b")")[2].split()[:1] == [b"Z"]
-    except FileNotFoundError:
-        if os.path.isdir("/proc/self"):
-            return True  # gone between the kill and the read: not running either
-    except OSError:
-        return False
-    try:
-        done = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
-                              text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return False  # cannot tell: alive, as before
-    return done.stdout.strip().startswith("Z")
-
-
-def keeps(holder: Holder, host: str, now: float) -> bool:
-    """Whether the holder still keeps its lease, seen from a process on `host`."""
-    if now - holder.renewed_at > STALE:
-        return False
-    return holder.host != host or pid_alive(holder.pid)
-
 
 class Leases:
     """Mixed into the SQLite store: needs _db, _lock (one transaction at a time on the
