@@ -20,6 +20,7 @@ from ikigai_tui.tui import bindings as registry
 from ikigai_tui.tui.actions import ActionsHost
 from ikigai_tui.tui.news import NewsHost
 from ikigai_tui.tui.outbox import QueueHost
+from ikigai_tui.tui.widgets.history_bar import PagedView
 
 from .conftest import SIZE, idle, settle
 
@@ -132,8 +133,9 @@ def _members(protocol: type) -> set[str]:
 
 
 async def test_the_app_has_what_its_mixins_host_protocols_name(bench):
-    """The mixins are typed with Protocols, not with the app: the live app has every
-    member each names (so a Protocol cannot drift from the app unseen)."""
+    """The mixins are typed with Protocols, not with the app (nor the history bar with
+    the scrollback): the live app has every member each names (so a Protocol cannot
+    drift from the app unseen)."""
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -141,3 +143,7 @@ async def test_the_app_has_what_its_mixins_host_protocols_name(bench):
             members = _members(protocol)
             assert {"session", "panes", "schedule_refresh"} <= members
             assert [m for m in members if not hasattr(app, m)] == [], protocol.__name__
+        scrollback = app.panes.active.scrollback  # the history bar's PagedView, likewise
+        members = _members(PagedView)
+        assert {"history", "jump_to_ratio", "scroll_y"} <= members
+        assert [m for m in members if not hasattr(scrollback, m)] == []
