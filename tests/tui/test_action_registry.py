@@ -118,7 +118,8 @@ def test_the_keymap_and_the_registry_load_neither_the_app_nor_a_screen():
                             check=True).stdout.split()
     assert "ikigai_tui.tui.keymap" in loaded
     assert "ikigai_tui.tui.app" not in loaded
-    assert [m for m in loaded if m.startswith(("ikigai_tui.tui.screens", "ikigai_tui.tui.widgets"))] == []
+    screens_or_widgets = ("ikigai_tui.tui.screens", "ikigai_tui.tui.widgets")
+    assert [m for m in loaded if m.startswith(screens_or_widgets)] == []
 
 
 def _members(protocol: type) -> set[str]:
