@@ -1,21 +1,29 @@
 """The main screen's key actions: agents, panes, scrolling, the tree, copying a reply.
 
-A mixin of `IkigaiApp` (which holds the bindings): these keys work from the input too
-(their bindings have priority over the input's own keys, e.g. Ctrl+W), and they belong
-to the main screen: while a dialog (Help, the preview) is open, `check_action` turns
-them off, so a dialog's PageUp scrolls the dialog, not a pane behind it.
+A mixin of `IkigaiApp` over what it uses of the app (`ActionsHost`); the bindings are
+tui/bindings.py's APP. These keys work from the input too (their bindings have priority
+over the input's own keys, e.g. Ctrl+W), and they belong to the main screen: while a
+dialog (Help, the preview) is open, `check_action` turns them off, so a dialog's PageUp
+scrolls the dialog, not a pane behind it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from textual.screen import ModalScreen
 
+from ikigai_tui.tui.host import AppHost
 from ikigai_tui.tui.transcript import Item
 
 if TYPE_CHECKING:
-    from ikigai_tui.tui.app import IkigaiApp
+    from textual.geometry import Size
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen
+
+    from ikigai_tui.tui.ui_state import PlaceKeeper
+    from ikigai_tui.tui.widgets.agent_tree import AgentTreeView
+    from ikigai_tui.tui.widgets.prompt import PromptInput
 
 MAIN_SCREEN_ACTIONS = frozenset({
     "focus_tree", "agent", "split", "close_pane", "next_pane", "toggle_tools", "scroll",
@@ -25,22 +33,49 @@ TREE_MIN = 16  # the tree's narrowest (as styles/app.tcss's min-width)
 MAIN_MIN = 40  # the cells a key or a drag leaves the panes at least
 
 
+class ActionsHost(AppHost, Protocol):
+    """What the main screen's actions use of the app."""
+
+    agent_tree: AgentTreeView
+    prompt_input: PromptInput
+    place_keeper: PlaceKeeper
+    tree_width: int | None
+    show_outside: bool
+    show_ids: bool
+
+    @property
+    def screen(self) -> Screen[object]: ...
+
+    @property
+    def size(self) -> Size: ...
+
+    async def focus_agent(self, agent_id: str) -> None: ...
+
+    def set_tree_width(self, width: int, *, keep: bool = False) -> None: ...
+
+    def fit_tree(self) -> None: ...
+
+    def notify(self, message: str, *, severity: SeverityLevel = "information") -> None: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+
 class MainScreenActions:
     """Key actions of the main screen (a mixin of `IkigaiApp`)."""
 
-    def check_action(self: IkigaiApp, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def check_action(self: ActionsHost, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MAIN_SCREEN_ACTIONS and isinstance(self.screen, ModalScreen):
             return False
         return True
 
     # -- agents --------------------------------------------------------------------
 
-    def action_focus_tree(self: IkigaiApp) -> None:
+    def action_focus_tree(self: ActionsHost) -> None:
         if not self.agent_tree.display:
             self.agent_tree.display = True
         self.agent_tree.focus()
 
-    async def action_agent(self: IkigaiApp, where: str) -> None:
+    async def action_agent(self: ActionsHost, where: str) -> None:
         session = self.session
         if session is None or self.focused_agent is None:
             return
@@ -59,25 +94,25 @@ class MainScreenActions:
         if target is not None:
             await self.focus_agent(target)
 
-    def action_toggle_tree(self: IkigaiApp) -> None:
+    def action_toggle_tree(self: ActionsHost) -> None:
         """Hide or show the agent tree (the panes take its room)."""
         tree = self.agent_tree
         tree.display = not tree.display
         if not tree.display and tree.has_focus:
             self.prompt_input.focus()
 
-    def action_tree_width(self: IkigaiApp, step: int) -> None:
+    def action_tree_width(self: ActionsHost, step: int) -> None:
         """Alt+Shift+Left / Right: narrow or widen the tree (shown if it was hidden)."""
         tree = self.agent_tree
         tree.display = True
         # From the width asked last (keys pressed faster than the layout follows add up).
         self.set_tree_width((self.tree_width or tree.outer_size.width) + step, keep=True)
 
-    def on_agent_tree_view_dragged(self: IkigaiApp, message) -> None:
+    def on_agent_tree_view_dragged(self: ActionsHost, message) -> None:
         """The tree's edge dragged: follow the mouse; kept when the button is let go."""
         self.set_tree_width(message.width, keep=message.done)
 
-    def set_tree_width(self: IkigaiApp, width: int, *, keep: bool = False) -> None:
+    def set_tree_width(self: ActionsHost, width: int, *, keep: bool = False) -> None:
         """The tree `width` cells wide, kept for the next start when `keep`. A width chosen
         so is no longer held to the 30% a narrow terminal gives the tree by default, only
         to what leaves the panes MAIN_MIN cells (fit_tree, again when the terminal resizes)."""
@@ -86,7 +121,7 @@ class MainScreenActions:
         if keep:
             self.place_keeper.keep_tree_width(self.tree_width)
 
-    def fit_tree(self: IkigaiApp) -> None:
+    def fit_tree(self: ActionsHost) -> None:
         if self.tree_width is not None:
             width = max(TREE_MIN, min(self.tree_width, self.size.width - MAIN_MIN))
             styles = self.agent_tree.styles
@@ -94,28 +129,28 @@ class MainScreenActions:
 
     # -- panes ---------------------------------------------------------------------
 
-    async def action_split(self: IkigaiApp) -> None:
+    async def action_split(self: ActionsHost) -> None:
         await self.panes.split()
         self.schedule_refresh()
 
-    async def action_close_pane(self: IkigaiApp) -> None:
+    async def action_close_pane(self: ActionsHost) -> None:
         await self.panes.close_active()
 
-    async def action_next_pane(self: IkigaiApp) -> None:
+    async def action_next_pane(self: ActionsHost) -> None:
         await self.panes.cycle()
 
-    def action_toggle_tools(self: IkigaiApp) -> None:
+    def action_toggle_tools(self: ActionsHost) -> None:
         for pane in self.panes.all():
             pane.scrollback.toggle_tools()
 
-    def action_toggle(self: IkigaiApp, what: str) -> None:
+    def action_toggle(self: ActionsHost, what: str) -> None:
         """F8, F9: hide or show the messages out of the context ("outside"), or show or
         hide each message's id ("ids"), in every pane (a pane opened later follows)."""
         setattr(self, f"show_{what}", shown := not getattr(self, f"show_{what}"))
         for pane in self.panes.all():
             pane.scrollback.toggle(what, shown)
 
-    async def action_scroll(self: IkigaiApp, how: str) -> None:
+    async def action_scroll(self: ActionsHost, how: str) -> None:
         pane = self.panes.active
         if pane is None:
             return
@@ -131,7 +166,7 @@ class MainScreenActions:
 
     # -- copying -------------------------------------------------------------------
 
-    def action_copy_reply(self: IkigaiApp) -> None:
+    def action_copy_reply(self: ActionsHost) -> None:
         """Copy a whole reply of the active pane: the newest one in view (or the newest
         loaded), as its Markdown text."""
         pane = self.panes.active

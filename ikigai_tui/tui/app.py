@@ -31,7 +31,9 @@ from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
 from ikigai_tui.tui.history import typed_history
 from ikigai_tui.tui.main_screen import MainScreen
-from ikigai_tui.tui.keymap import APP_BINDINGS, binding_groups, check_keymap, key_name, key_names
+from ikigai_tui.tui import bindings
+from ikigai_tui.tui.keymap import binding_groups, check_keymap, key_names
+from ikigai_tui.tui.keys import key_name
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import MAX_PANES, Panes
@@ -58,7 +60,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
     CSS_PATH = [stylesheet("app.tcss"), stylesheet("widgets.tcss")]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
-    BINDINGS = APP_BINDINGS  # each with an id, for the [keymap] (tui/keymap.py)
+    BINDINGS = bindings.APP  # each with an id, for the [keymap] (tui/keymap.py)
 
     def __init__(self, config: Config, *, new_id: Callable[[], str] | None = None,
                  db_label: str | None = None, model_override: str | None = None,
@@ -91,7 +93,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.keymap = check_keymap(config)
         self.set_keymap(self.keymap)
         self.key_names = key_names(  # by binding id, as the welcome and the scrollback say them
-            [*APP_BINDINGS, *PromptInput.BINDINGS], self.keymap)
+            [*bindings.APP, *bindings.INPUT], self.keymap)
         theme = start_theme(config, self.available_themes)
         if theme is not None:
             self.theme = theme
@@ -361,8 +363,8 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         from ikigai_tui.core.command_table import REGISTRY
 
         commands = [(s.usage, s.summary, s.llm) for s in REGISTRY]
-        bindings = binding_groups()["the main screen"]  # the app's, the input's, the palette's
-        self.push_screen(HelpScreen(commands, help_keys(bindings, self.keymap)))
+        main = binding_groups()["the main screen"]  # the app's, the input's, the palette's
+        self.push_screen(HelpScreen(commands, help_keys(main, self.keymap)))
 
     def on_resize(self, _event: events.Resize) -> None:
         self.fit_tree()  # a chosen width leaves the panes room in a smaller terminal too

@@ -1,6 +1,7 @@
 """The user's `[keymap]`: binding ids -> keys, checked before the full screen starts.
 
-Every binding of the app, the input and the dialogs has an id (`Binding(id=...)`); the
+Every binding of the app, the input and the dialogs has an id (`Binding(id=...)`), in the
+one table of bindings (tui/bindings.py; this module imports neither the app nor a screen); the
 config's `[keymap]` table rebinds them through Textual's `App.set_keymap`, so the key bar
 and Help show the keys in force. Checked here, each with one error naming the config
 line: an id no binding has, a key Textual cannot name, and two bindings left on one key
@@ -19,49 +20,14 @@ from collections.abc import Iterable, Mapping
 from textual.binding import Binding
 
 from ikigai_tui.config import Config, ConfigError
+from ikigai_tui.tui import bindings as registry
+from ikigai_tui.tui.keys import key_name, keys_of
 
-__all__ = ["APP_BINDINGS", "check_keymap", "keys_of", "keys_in_force", "key_names",
-           "binding_groups", "MODIFIERS"]
+__all__ = ["APP_BINDINGS", "check_keymap", "keys_in_force", "key_names", "binding_groups",
+           "MODIFIERS"]
 
 MODIFIERS = ("ctrl", "alt", "shift", "super", "meta", "hyper")
-# The main screen's bindings (the app's); the input's are in widgets/prompt.py.
-APP_BINDINGS: list[Binding] = [
-    Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
-    Binding("escape", "stop_reply", "Stop reply", id="stop-reply"),
-    Binding("f1", "help", "Help", id="help"),
-    # The agent and pane keys work from the input too (priority: Ctrl+W is not the
-    # input's delete-a-word); a dialog turns them off (MainScreenActions.check_action).
-    Binding("ctrl+t", "focus_tree", "Agents", priority=True, id="agents"),
-    Binding("alt+up", "agent('parent')", "Parent", show=False, priority=True, id="parent"),
-    Binding("alt+down", "agent('child')", "Child", show=False, priority=True, id="child"),
-    Binding("alt+left", "agent('prev')", "Prev sibling", show=False, priority=True,
-            id="prev-sibling"),
-    Binding("alt+right", "agent('next')", "Next sibling", show=False, priority=True,
-            id="next-sibling"),
-    Binding("f2", "split", "Split", priority=True, id="split"),
-    Binding("f3", "close_pane", "Close pane", priority=True, id="close-pane"),
-    Binding("ctrl+w", "next_pane", "Next pane", show=False, priority=True, id="next-pane"),
-    Binding("ctrl+o", "toggle_tools", "Tools", priority=True, id="tools"),
-    Binding("ctrl+g", "editor", "Edit the input in $VISUAL / $EDITOR", show=False,
-            priority=True, id="editor"),
-    Binding("f4", "toggle_tree", "Hide/show the agent tree", show=False, priority=True,
-            id="tree"),
-    Binding("alt+shift+left", "tree_width(-4)", "Narrow the agent tree (also: drag its edge)",
-            show=False, priority=True, id="tree-narrower"),
-    Binding("alt+shift+right", "tree_width(4)", "Widen the agent tree (also: drag its edge)",
-            show=False, priority=True, id="tree-wider"),
-    Binding("f5", "copy_reply", "Copy the reply in view", show=False, priority=True,
-            id="copy-reply"),
-    Binding("f8", "toggle('outside')", "Hide/show messages out of the context", show=False,
-            priority=True, id="out-of-context"),
-    Binding("f9", "toggle('ids')", "Show/hide message ids", show=False, priority=True,
-            id="ids"),
-    Binding("pageup", "scroll('page_up')", "Page up", show=False, priority=True, id="page-up"),
-    Binding("pagedown", "scroll('page_down')", "Page down", show=False, priority=True,
-            id="page-down"),
-    Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True, id="top"),
-    Binding("ctrl+end", "scroll('end')", "Bottom", show=False, priority=True, id="bottom"),
-]
+APP_BINDINGS = registry.APP  # the main screen's (the app's); the input's: registry.INPUT
 
 # Keys the main screen uses without a binding of its own: the input's history and the
 # focus moves, and Textual's copy / quit hint.
@@ -73,29 +39,13 @@ RESERVED = {"up": "the input's history (older)", "down": "the input's history (n
 
 def binding_groups() -> dict[str, list[Binding]]:
     """The bindings that can fire together, by where they do; every one has an id."""
-    from textual.app import App
-
-    from ikigai_tui.tui.app import IkigaiApp
-    from ikigai_tui.tui.screens.help import HelpScreen
-    from ikigai_tui.tui.screens.matching import MatchingScreen
-    from ikigai_tui.tui.screens.message_view import MessageScreen
-    from ikigai_tui.tui.screens.preview import PreviewScreen
-    from ikigai_tui.tui.screens.preview_list import PreviewList
-    from ikigai_tui.tui.widgets.agent_tree import AgentTreeView
-    from ikigai_tui.tui.widgets.prompt import PromptInput
-
-    def own(cls) -> list[Binding]:
-        return [b for b in cls.BINDINGS if isinstance(b, Binding)]
-
-    palette = Binding(App.COMMAND_PALETTE_BINDING, "command_palette", "palette",
-                      id="command-palette")
     return {
-        "the main screen": [*own(IkigaiApp), *own(PromptInput), palette],
-        "Help": own(HelpScreen),
-        "the preview": [*own(PreviewScreen), *own(PreviewList)],
-        "the message view": own(MessageScreen),
-        "the matching dialog": own(MatchingScreen),
-        "the agent tree": own(AgentTreeView),
+        "the main screen": [*registry.APP, *registry.INPUT, registry.command_palette()],
+        "Help": registry.HELP,
+        "the preview": [*registry.PREVIEW, *registry.PREVIEW_LIST],
+        "the message view": registry.MESSAGE_VIEW,
+        "the matching dialog": registry.MATCHING,
+        "the agent tree": registry.TREE,
     }
 
 
@@ -116,20 +66,6 @@ def _valid_key(key: str, names: set[str]) -> bool:
     if not name or any(m not in MODIFIERS for m in modifiers) or len(set(modifiers)) < len(modifiers):
         return False
     return len(name) == 1 or name in names or key_to_character(name) is not None
-
-
-def _normal(key: str) -> str:
-    from textual.keys import _character_to_key
-
-    *modifiers, name = key.strip().split("+")
-    if len(name) == 1:
-        name = _character_to_key(name)
-    return "+".join([*modifiers, name])
-
-
-def keys_of(keys: str) -> list[str]:
-    """A binding's key string (`"f6,ctrl+e"`) as normalised keys."""
-    return [_normal(key) for key in keys.split(",") if key.strip()]
 
 
 def check_keymap(config: Config,
@@ -191,9 +127,7 @@ def _input_keys() -> dict[str, Binding]:
     a priority one never fires on them while the input has the focus."""
     from textual.widgets import TextArea
 
-    from ikigai_tui.tui.widgets.prompt import PromptInput
-
-    own = {key for b in PromptInput.BINDINGS if isinstance(b, Binding) for key in keys_of(b.key)}
+    own = {key for b in registry.INPUT for key in keys_of(b.key)}
     found: dict[str, Binding] = {}
     for b in TextArea.BINDINGS:
         if isinstance(b, Binding):
@@ -224,28 +158,6 @@ def keys_in_force(bindings: Iterable, keymap: Mapping[str, str]) -> list[tuple[s
             rows.setdefault(b.id or b.action, ([], b.description))[0].extend(keys)
     return [(name, " / ".join(dict.fromkeys(map(key_name, keys))), description)
             for name, (keys, description) in rows.items()]
-
-
-_SPOKEN = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn", "delete": "Del",
-           "insert": "Ins"}
-
-
-def key_name(key: str) -> str:
-    """A key as the user calls it: "ctrl+t" -> "Ctrl+T", "f8" -> "F8", "escape" -> "Esc".
-
-    The one naming of keys on screen: the welcome, the footer and the palette's key panel
-    (through IkigaiApp.get_key_display) and Help all say keys this way."""
-    from textual.keys import key_to_character
-
-    *modifiers, name = _normal(key).split("+")
-    if name in _SPOKEN:
-        spoken = _SPOKEN[name]
-    elif len(name) == 1 or (name[:1] == "f" and name[1:].isdigit()):
-        spoken = name.upper()
-    else:
-        char = key_to_character(name)
-        spoken = char if char and char.isprintable() and not char.isspace() else name.title()
-    return "+".join([*(m.capitalize() for m in modifiers), spoken])
 
 
 def key_names(bindings: Iterable, keymap: Mapping[str, str]) -> dict[str, str]:

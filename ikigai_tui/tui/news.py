@@ -1,27 +1,54 @@
 """News of agents no pane shows, told on screen: a toast (one at a time), the tree's
 badge (tui/unseen.py holds who has news) and the bell when the config asks for it.
-A mixin of IkigaiApp, apart from the app's start-up and refresh code."""
+A mixin of IkigaiApp over what it uses of the app (`NewsHost`), apart from the app's
+start-up and refresh code."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from textual.notifications import Notification
 from textual.widgets._toast import ToastRack
 
 from ikigai_tui.core.notices import Notice
+from ikigai_tui.tui.host import AppHost
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.unseen import news_of
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.session import Session
-    from ikigai_tui.tui.app import IkigaiApp
+    from textual.notifications import Notifications
+    from textual.screen import Screen
 
-__all__ = ["NewsToasts"]
+    from ikigai_tui.config import Config
+    from ikigai_tui.core.session import Session
+    from ikigai_tui.tui.unseen import Unseen
+
+__all__ = ["NewsToasts", "NewsHost"]
+
+
+class NewsHost(AppHost, Protocol):
+    """What the news toasts use of the app (and of Textual's notifications in it)."""
+
+    config: Config
+    unseen: Unseen
+    _news_toast: Notification | None
+    _notifications: Notifications
+    NOTIFICATION_TIMEOUT: ClassVar[float]
+
+    @property
+    def screen_stack(self) -> list[Screen[object]]: ...
+
+    def bell(self) -> None: ...
+
+    def _toast_news(self, text: str) -> None: ...
+
+    def _unnotify(self, notification: Notification, refresh: bool = True) -> None: ...
+
+    def _refresh_notifications(self) -> None: ...
 
 
 class NewsToasts:
-    def _tell_news(self: IkigaiApp, notice: Notice, session: Session) -> None:
+    def _tell_news(self: NewsHost, notice: Notice, session: Session) -> None:
         """A turn ended or failed, or mail came, for an agent no pane shows: a toast, the
         tree's badge until a pane shows it, and the bell if the config asks for it."""
         shown = {pane.agent_id for pane in self.panes.all()}
@@ -34,7 +61,7 @@ class NewsToasts:
                 self.bell()
             self.schedule_refresh()
 
-    def _toast_news(self: IkigaiApp, text: str) -> None:
+    def _toast_news(self: NewsHost, text: str) -> None:
         """One news toast at a time: a newer replaces the one still shown, its title
         counting the agents with news (five forks ending stacked toasts over the panes)."""
         old = self._news_toast

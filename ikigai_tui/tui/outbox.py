@@ -9,15 +9,13 @@ message, paragraphs apart), as it would have been typed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.text import Text
 from textual.widgets import Static
 
+from ikigai_tui.tui.host import AppHost
 from ikigai_tui.tui.safe_text import sanitize
-
-if TYPE_CHECKING:
-    from ikigai_tui.tui.app import IkigaiApp
 
 PREVIEW = 200  # characters of a queued message shown
 
@@ -67,21 +65,30 @@ class QueuedLine(Static):
         self.add_class("-shown")
 
 
+class QueueHost(AppHost, Protocol):
+    """What the app's side of the outbox uses of the app."""
+
+    outbox: Outbox
+    queued_line: QueuedLine
+
+    def show_queued(self) -> None: ...
+
+
 class QueueActions:
     """The app's side of the outbox (a mixin of `IkigaiApp`)."""
 
-    def show_queued(self: IkigaiApp) -> None:
+    def show_queued(self: QueueHost) -> None:
         """The line above the input: the focused agent's queued message, if any."""
         self.queued_line.show_queued(None, self.outbox.get(self.focused_agent))
 
-    def take_back(self: IkigaiApp) -> str | None:
+    def take_back(self: QueueHost) -> str | None:
         """The focused agent's queued message, no longer queued (to edit in the input)."""
         text = self.outbox.take(self.focused_agent)
         if text is not None:
             self.show_queued()
         return text
 
-    async def send_queued(self: IkigaiApp, agent_id: str, ok: bool) -> None:
+    async def send_queued(self: QueueHost, agent_id: str, ok: bool) -> None:
         """The agent's turn ended: its queued message is sent now. After a failed reply
         it waits (the user may want /retry): still shown, and sent ahead of the next one."""
         from ikigai_tui.tui.submit import send

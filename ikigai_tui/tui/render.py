@@ -36,7 +36,7 @@ from ikigai_tui.tui.links import markdown, unlink_hidden
 from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.transcript import Item
-from ikigai_tui.tui.widgets.lines import Lines, Mapped, WrappedText
+from ikigai_tui.tui.lines import Lines, Mapped, WrappedText
 
 TOOL_PREVIEW = 80
 FOLD_CHARS = 16_000  # an item longer than this is folded to its first FOLD_CHARS...

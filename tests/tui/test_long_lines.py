@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.tui.render import FOLD_CHARS, MAX_ITEM_LINES
-from ikigai_tui.tui.widgets.lines import cost
+from ikigai_tui.tui.lines import cost
 from ikigai_tui.tui.widgets.scrollback import MAX_LINES, STREAM_LINES
 
 from .conftest import SIZE, idle, root_id, say, screen_lines, settle

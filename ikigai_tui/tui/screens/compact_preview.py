@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from ikigai_tui.tui.bindings import COMPACT_PREVIEW
 from ikigai_tui.tui.safe_text import plain, sanitize
 from ikigai_tui.tui.screens.confirm import ConfirmScreen
 from ikigai_tui.tui.screens.preview_rows import PreviewItem, plural
@@ -36,10 +36,7 @@ class CompactPreviewScreen(ModalScreen[str | None]):
     CSS_PATH = STYLES
     AUTO_FOCUS = "#compact-summary"
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "accept", "Accept"),
-    ]
+    BINDINGS = COMPACT_PREVIEW
 
     def __init__(self, title: str, summary: str, items: Sequence[PreviewItem], *,
                  by: str, saving: Callable[[str], str]) -> None:

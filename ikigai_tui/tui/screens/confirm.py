@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from ikigai_tui.tui.keymap import key_name
+from ikigai_tui.tui.bindings import CONFIRM
+from ikigai_tui.tui.keys import key_name
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -29,11 +29,7 @@ class ConfirmScreen(ModalScreen[bool]):
     CSS_PATH = STYLES
     AUTO_FOCUS = "#confirm-no"
 
-    BINDINGS = [  # keys named as pressed (keymap.key_name), as on the buttons
-        Binding("y", "answer(True)", "Yes"),
-        Binding("n,escape", "answer(False)", "No",
-                key_display=f"{key_name('n')}/{key_name('escape')}"),
-    ]
+    BINDINGS = CONFIRM  # keys named as pressed (keys.key_name), as on the buttons
 
     def __init__(self, question: str, *, yes: str = "Yes", no: str = "No") -> None:
         super().__init__()

@@ -16,7 +16,9 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ikigai_tui.tui.keymap import key_name, keys_in_force, keys_of
+from ikigai_tui.tui.bindings import HELP
+from ikigai_tui.tui.keymap import keys_in_force
+from ikigai_tui.tui.keys import key_name, keys_of
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -186,11 +188,7 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = STYLES
     AUTO_FOCUS = "#help-body"
 
-    BINDINGS = [
-        Binding("escape", "close", "Close", id="help-close"),
-        Binding("q", "close", "Close", show=False, id="help-close"),
-        Binding("f1", "close", "Close", show=False, id="help-close"),
-    ]
+    BINDINGS = HELP
 
     def __init__(
         self, commands: list[tuple[str, str, bool]], bindings: list[tuple[str, str]]

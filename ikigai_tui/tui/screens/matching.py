@@ -14,12 +14,12 @@ from collections.abc import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
+from ikigai_tui.tui.bindings import MATCHING
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -47,7 +47,7 @@ class MatchingScreen(ModalScreen[bool]):
 
     CSS_PATH = STYLES
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="matching-cancel")]
+    BINDINGS = MATCHING
 
     def __init__(self, title: str, matcher: str | None = None, *,
                  clock: Callable[[], float] = time.monotonic) -> None:

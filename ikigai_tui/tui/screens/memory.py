@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static, TextArea
@@ -18,6 +17,7 @@ from textual.widgets.option_list import Option
 from ikigai_tui.core.commands_memory import listing
 from ikigai_tui.core.memory.sandbox import MemoryRefused
 from ikigai_tui.core.memory.service import MemoryService
+from ikigai_tui.tui.bindings import MEMORY_FILE, MEMORY_FILES
 from ikigai_tui.tui.safe_text import plain, sanitize
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -36,7 +36,7 @@ class MemoryScreen(ModalScreen[None]):
 
     CSS_PATH = STYLES
     AUTO_FOCUS = "#memory-files"
-    BINDINGS = [Binding("escape", "close", "Close")]
+    BINDINGS = MEMORY_FILES
 
     def __init__(self, service: MemoryService) -> None:
         super().__init__()
@@ -89,7 +89,7 @@ class MemoryFileScreen(ModalScreen[None]):
 
     CSS_PATH = STYLES
     AUTO_FOCUS = "#memory-text"
-    BINDINGS = [Binding("escape", "close", "Back to the list")]
+    BINDINGS = MEMORY_FILE
 
     def __init__(self, service: MemoryService, path: str) -> None:
         super().__init__()

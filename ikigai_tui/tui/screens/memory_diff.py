@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -21,6 +20,7 @@ from textual.widgets import Static
 from ikigai_tui.core.memory.proposal import MemoryProposal
 from ikigai_tui.core.memory.service import memory_of
 from ikigai_tui.core.proposals import ACCEPT_ALL, REFUSE, Proposal, Verdict
+from ikigai_tui.tui.bindings import MEMORY_DIFF
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
@@ -59,7 +59,7 @@ class MemoryDiffScreen(ModalScreen[bool]):
 
     CSS_PATH = STYLES
     AUTO_FOCUS = "#memory-diff"
-    BINDINGS = [Binding("y,enter", "accept", "Accept"), Binding("n,escape", "refuse", "Refuse")]
+    BINDINGS = MEMORY_DIFF
 
     def __init__(self, proposal: MemoryProposal, agent: str = "") -> None:
         super().__init__()

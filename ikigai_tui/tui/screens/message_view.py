@@ -13,11 +13,11 @@ from collections.abc import Awaitable, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from ikigai_tui.tui.bindings import MESSAGE_VIEW
 from ikigai_tui.tui.keymap import key_names
 from ikigai_tui.tui.safe_text import plain, sanitize
 from ikigai_tui.tui.screens.preview_rows import PreviewItem
@@ -38,7 +38,7 @@ class MessageScreen(ModalScreen[None]):
     CSS_PATH = STYLES
     AUTO_FOCUS = "#message-text"
 
-    BINDINGS = [Binding("escape", "close", "Back to the list", id="view-close")]
+    BINDINGS = MESSAGE_VIEW
 
     def __init__(self, item: PreviewItem, load_text: LoadText | None = None) -> None:
         super().__init__()

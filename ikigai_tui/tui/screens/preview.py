@@ -13,12 +13,12 @@ from dataclasses import replace
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ikigai_tui.tui.bindings import PREVIEW
 from ikigai_tui.tui.keymap import key_names
 from ikigai_tui.tui.safe_text import plain
 from ikigai_tui.tui.screens.message_view import LoadText, MessageScreen
@@ -88,14 +88,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     CSS_PATH = STYLES
     AUTO_FOCUS = "#preview-items"
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel", id="preview-cancel"),
-        Binding("enter", "apply", "Apply", show=False, id="preview-apply"),
-        Binding("ctrl+s", "apply", "Apply", id="preview-apply"),
-        Binding("a", "select_all", "Select all", id="preview-all"),
-        Binding("n", "select_none", "Select none", id="preview-none"),
-        Binding("v", "view", "View message", id="preview-view"),
-    ]
+    BINDINGS = PREVIEW
 
     def __init__(
         self,

@@ -23,12 +23,12 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ikigai_tui.tui.bindings import PREVIEW_LIST
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.screens.preview_rows import Layout, PreviewItem, first_line_of, one_line
 
@@ -62,16 +62,7 @@ class PreviewList(ScrollView, can_focus=True):
         "preview-list--box-on",
     }
 
-    BINDINGS = [
-        Binding("up", "cursor_up", "Up", show=False, id="list-up"),
-        Binding("down", "cursor_down", "Down", show=False, id="list-down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="list-page-up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="list-page-down"),
-        Binding("home", "first", "First", show=False, id="list-first"),
-        Binding("end", "last", "Last", show=False, id="list-last"),
-        Binding("space", "toggle", "Toggle", id="preview-toggle"),
-        Binding("enter", "screen.apply", "Apply", show=False, id="preview-apply"),
-    ]
+    BINDINGS = PREVIEW_LIST
 
     DEFAULT_CSS = """
     PreviewList {

@@ -25,13 +25,13 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ikigai_tui.core.limits import format_percent, format_tokens, usage_state
+from ikigai_tui.tui.bindings import TREE
 from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
@@ -205,13 +205,7 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
     """Every agent of the session, parents before children, all expanded."""
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | set(TREE_COMPONENTS.values())
-    # The footer says what the keys do here: Enter focuses the agent under the cursor, and
-    # Esc (the app's stop-reply key, which from the tree goes back to the input) says so,
-    # not "Stop reply".
-    BINDINGS = [
-        Binding("enter", "select_cursor", "Focus agent", id="tree-focus"),
-        Binding("escape", "app.stop_reply", "Back to the input", id="tree-back"),
-    ]
+    BINDINGS = TREE  # the footer says what Enter and Esc do here
     DEFAULT_CSS = """
     AgentTreeView {
         width: 1fr;

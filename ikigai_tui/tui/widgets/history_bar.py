@@ -14,7 +14,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Sequence, Sized
+from typing import TYPE_CHECKING, Protocol
 
 from rich.segment import Segment, Segments
 from rich.style import Style
@@ -22,7 +23,9 @@ from textual import events
 from textual.scrollbar import ScrollBar
 
 if TYPE_CHECKING:
-    from ikigai_tui.tui.widgets.scrollback import Scrollback
+    from textual.geometry import Size
+
+    from ikigai_tui.tui.transcript import Item
 
 SCALE = 64  # sub-units per message: the thumb moves smoothly through a short history
 
@@ -49,7 +52,30 @@ class History:
         return self.keys[max(0, min(index, len(self.keys) - 1))]
 
 
-def geometry(sb: Scrollback) -> tuple[float, float, float] | None:
+class PagedView(Protocol):
+    """What the bar reads of the scrollback it stands in (widgets/scrollback.py's), so
+    that this module does not import the scrollback that imports it."""
+
+    history: History | None
+    items: Sequence[Item]
+    _starts: Sequence[int]  # the line where each item begins
+    _lines: Sized
+    at_start: bool
+    at_end: bool
+
+    @property
+    def size(self) -> Size: ...
+
+    @property
+    def scroll_y(self) -> float: ...
+
+    @property
+    def max_scroll_y(self) -> float: ...
+
+    def jump_to_ratio(self, ratio: float, room: float) -> None: ...
+
+
+def geometry(sb: PagedView) -> tuple[float, float, float] | None:
     """(entries in all, the one at the top of the view (fractional), entries in view) in
     the history's terms; None when the scrollback has no history or nothing loaded."""
     history = sb.history
@@ -71,7 +97,7 @@ def geometry(sb: Scrollback) -> tuple[float, float, float] | None:
     return float(total), first, shown
 
 
-def _span(sb: Scrollback, top: int, height: int) -> tuple[float | None, float]:
+def _span(sb: PagedView, top: int, height: int) -> tuple[float | None, float]:
     """The history index at the top of the view (with the part of its item above the view)
     and how many entries the view shows."""
     starts, items, history = sb._starts, sb.items, sb.history
@@ -101,7 +127,7 @@ class HistoryBar(ScrollBar):
         self._grab_offset: float | None = None
 
     @property
-    def scrollback(self) -> Scrollback:
+    def scrollback(self) -> PagedView:
         return self.parent  # type: ignore[return-value]
 
     def _thumb(self) -> tuple[float, float, float, float] | None:

@@ -15,7 +15,7 @@ from ikigai_tui.tui.palette import Palette
 from ikigai_tui.tui.render import MESSAGE_KINDS, render_item, render_label, render_text
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.welcome import HIDE_ID, welcome_text
-from ikigai_tui.tui.widgets.lines import Lines
+from ikigai_tui.tui.lines import Lines
 
 
 @dataclass

@@ -31,12 +31,12 @@ from collections.abc import Callable
 
 from rich.text import Text
 from textual import events
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
 from ikigai_tui.tui.fit import fit
-from ikigai_tui.tui.keymap import key_name
+from ikigai_tui.tui.bindings import INPUT
+from ikigai_tui.tui.keys import key_name
 from ikigai_tui.tui.safe_text import sanitize
 
 __all__ = ["PromptInput"]
@@ -66,10 +66,7 @@ class PromptInput(TextArea):
     """
 
     # Shown in the footer; the keys themselves are handled in `_on_key`.
-    BINDINGS = [
-        Binding("enter", "submit", "Send", id="send"),
-        Binding("ctrl+j", "newline", "New line", id="newline"),
-    ]
+    BINDINGS = INPUT
 
     class Submitted(Message):
         """The user pressed Enter on non-blank text."""

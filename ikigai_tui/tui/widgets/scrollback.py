@@ -28,7 +28,7 @@ from ikigai_tui.tui.widgets.drawing import Drawing
 from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 from ikigai_tui.tui.widgets.history_bar import History, HistoryBar
 from ikigai_tui.tui.widgets.layout import Decor, layout
-from ikigai_tui.tui.widgets.lines import Lines, cost
+from ikigai_tui.tui.lines import Lines, cost
 from ikigai_tui.tui.widgets.paging import EDGE, PAGE_ITEMS, Page, Paging  # noqa: F401
 from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
 from ikigai_tui.tui.widgets.selection import SelectableLines

@@ -21,7 +21,7 @@ from ikigai_tui.heap import collect, defer_full_collections, resume_full_collect
 from ikigai_tui.tui.widgets.streaming import MarkdownStream
 
 if TYPE_CHECKING:
-    from ikigai_tui.tui.widgets.lines import Lines
+    from ikigai_tui.tui.lines import Lines
 
 COLLECT_AFTER = 0.1  # seconds after the last reply ends: its repaint and commit are drawn
 
