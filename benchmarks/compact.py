@@ -37,7 +37,8 @@ from side_timing import (  # noqa: E402
 )
 
 from ikigai_tui.core.command_bus import Pending  # noqa: E402
-from ikigai_tui.core.compaction import CompactingNotice, CompactionSettings  # noqa: E402
+from ikigai_tui.core.notices import CompactingNotice
+from ikigai_tui.core.compaction import CompactionSettings# noqa: E402
 from ikigai_tui.core.compaction.auto import AutoState  # noqa: E402
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import SessionSettings  # noqa: E402

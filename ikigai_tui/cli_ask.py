@@ -54,7 +54,7 @@ async def ask(args: argparse.Namespace, config: Config) -> int:
         printer = make_printer(session, agent.id, args.output_format)
         if isinstance(printer, JsonPrinter):
             printer.init()
-        session.listeners.append(printer)
+        session.subscribe(printer)
         status = await _one_turn(session, printer, agent.id, text)
         if isinstance(printer, JsonPrinter):
             printer.finish(status)

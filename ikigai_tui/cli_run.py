@@ -17,7 +17,7 @@ from ikigai_tui.cli_stream import JsonPrinter
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.memory.service import memory_of
-from ikigai_tui.core.compaction import CompactingNotice, CompactionNotice
+from ikigai_tui.core.notices import CompactingNotice, CompactionNotice
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,

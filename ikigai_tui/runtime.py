@@ -66,7 +66,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
         await store.close()
         raise
     if diagnostics.debugging():
-        session.listeners.append(diagnostics.on_notice)
+        session.subscribe(diagnostics.on_notice)
     return session
 
 

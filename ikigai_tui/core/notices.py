@@ -1,4 +1,5 @@
-"""Plain notifications the session sends to listeners (the TUI, the headless printer).
+"""Plain notifications the session sends to listeners (the TUI, the headless printer),
+all of them: `Notice` is their one union; and `Notices`, who is told.
 
 Immutable records as NamedTuples: a dataclass costs about 0.3 ms to create at import,
 and these modules are on the path to the first frame.
@@ -6,6 +7,8 @@ and these modules are on the path to the first frame.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ikigai_tui.core.events import Event
@@ -55,5 +58,53 @@ class MatchingNotice(NamedTuple):
     criteria: str = ""
 
 
+class CompactingNotice(NamedTuple):
+    """Progress of an agent's compaction: requests done out of the total."""
+
+    agent_id: str
+    done: int
+    total: int
+    model: str
+
+
+class CompactionNotice(NamedTuple):
+    """A line about compaction for the agent's scrollback and headless output (not in the
+    log): `kind` is "warning", "note" or "error"."""
+
+    agent_id: str
+    kind: str
+    text: str
+
+
 Notice = (EventsCommitted | AgentChanged | StreamDelta | RetryNotice | ErrorNotice | TurnFinished
-          | MatchingNotice)
+          | MatchingNotice | CompactingNotice | CompactionNotice)
+Listener = Callable[[Notice], None]
+log = logging.getLogger(__name__)
+
+
+class Notices:
+    """Who is told: listeners subscribe and unsubscribe; each notice goes to every one of
+    them, in order. A listener that raises is logged and the others are still told (a
+    broken view must not stop a turn, nor keep the other views from hearing of it)."""
+
+    def __init__(self) -> None:
+        self.listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Tell `listener` from now on; returns what unsubscribes it."""
+        self.listeners.append(listener)
+        return lambda: self.unsubscribe(listener)
+
+    def unsubscribe(self, listener: Listener) -> None:
+        """No longer tell `listener` (nothing happens if it was not subscribed)."""
+        try:
+            self.listeners.remove(listener)
+        except ValueError:
+            pass
+
+    def notify(self, notice: Notice) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(notice)
+            except Exception:
+                log.exception("a listener failed on %s", type(notice).__name__)

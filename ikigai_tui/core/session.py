@@ -21,7 +21,9 @@ from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 from ikigai_tui.core.models import ModelPolicy
-from ikigai_tui.core.notices import AgentChanged, ErrorNotice, EventsCommitted, Notice
+from ikigai_tui.core.notices import (
+    AgentChanged, ErrorNotice, EventsCommitted, Listener, Notice, Notices,
+)
 from ikigai_tui.core.ports import ConflictError, Holder, Persistence, StoreError
 from ikigai_tui.core.provider import ProviderFactory
 from ikigai_tui.core.replay import Replayer
@@ -56,7 +58,7 @@ class Session(SessionServices):
         self.models = ModelPolicy(providers)  # which model, its limits, its key
         self.settings = settings
         self.tree = AgentTree()
-        self.listeners: list[Callable[[Notice], None]] = []
+        self.notices = Notices()  # who is told: the front ends subscribe
         self.replays = Replays(store, self.tree)
         self.bodies = self.replays.bodies  # message text on demand (core/bodies.py)
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
@@ -109,8 +111,19 @@ class Session(SessionServices):
     # -- state -----------------------------------------------------------------
 
     def notify(self, notice: Notice) -> None:
-        for listener in list(self.listeners):
-            listener(notice)
+        self.notices.notify(notice)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Tell `listener` every notice from now on; returns what unsubscribes it."""
+        return self.notices.subscribe(listener)
+
+    def unsubscribe(self, listener: Listener) -> None:
+        self.notices.unsubscribe(listener)
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """Who is told now, in order (Notices.listeners)."""
+        return self.notices.listeners
 
     async def commit(self, batch: WriteBatch) -> list[Event]:
         return await self.store.write(batch)

@@ -143,7 +143,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
                 await session.command(root.id, f"/model {self.model_override}")
             await self.panes.start(session, shown, active)
             # From here on the panes are told (what came before is in the page they read).
-            session.listeners.append(self._on_notice)
+            session.subscribe(self._on_notice)
             if any(i.kind == "assistant" for p in self.panes.panes for i in p.scrollback.items):
                 await markdown_ready()  # its replies are Markdown: imported in a thread first
         except StoreError as exc:  # a damaged page or a full disk, met while loading

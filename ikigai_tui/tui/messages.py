@@ -12,7 +12,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from ikigai_tui.core.events import Event
-from ikigai_tui.core.compaction import CompactionNotice
+from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.notices import (
     AgentChanged, ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta, TurnFinished,
 )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
-from ikigai_tui.core.compaction import CompactingNotice
+from ikigai_tui.core.notices import CompactingNotice
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.notices import MatchingNotice, Notice
 from ikigai_tui.core.proposals import REFUSE, FilterProposal, Verdict

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import re
 
-from ikigai_tui.core.compaction import CompactionNotice, CompactionSettings
+from ikigai_tui.core.notices import CompactionNotice
+from ikigai_tui.core.compaction import CompactionSettings
 from tests.fakes.server import Fault, Reply
 
 BUDGET = 4_000

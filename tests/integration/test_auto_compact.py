@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from ikigai_tui.core.compaction import CompactionNotice, CompactionSettings
+from ikigai_tui.core.notices import CompactionNotice
+from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.compaction.proposal import CompactVerdict
 from ikigai_tui.core.proposals import REFUSE
 from tests.fakes.server import Fault, Reply

@@ -10,7 +10,7 @@ import math
 import re
 
 from ikigai_tui.cli_output import context_data
-from ikigai_tui.core.compaction import CompactionNotice
+from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store

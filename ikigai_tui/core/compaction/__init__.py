@@ -14,7 +14,7 @@ Nothing here imports textual or litellm.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 AUTO_MODES = ("off", "on", "ask")
 DEFAULT_KEEP = 2  # latest turns a /compact leaves as they are
@@ -31,29 +31,3 @@ class CompactionSettings(NamedTuple):
     piece_tokens: int | None = None  # cap on one request's messages (None: the model's limit)
     summarize_pruned: bool = False  # summaries of the turns the window drops
     pruned_reserve: float = 0.10  # their share of the budget
-
-
-class CompactingNotice(NamedTuple):
-    """Progress of an agent's compaction: requests done out of the total."""
-
-    agent_id: str
-    done: int
-    total: int
-    model: str
-
-
-class CompactionNotice(NamedTuple):
-    """A line about compaction for the agent's scrollback and headless output (not in the
-    log): `kind` is "warning", "note" or "error"."""
-
-    agent_id: str
-    kind: str
-    text: str
-
-
-class CompactionProposed(NamedTuple):
-    """auto_compact = "ask": a summary waits for the user's review (`pending`, a
-    command_bus.Pending to answer through Session.answer)."""
-
-    agent_id: str
-    pending: Any

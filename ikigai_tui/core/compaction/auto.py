@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.compaction import MAX_FAILURES, CompactionNotice
+from ikigai_tui.core.notices import CompactionNotice
+from ikigai_tui.core.compaction import MAX_FAILURES
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.measure_words import history_note, history_warning

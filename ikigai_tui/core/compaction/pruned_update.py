@@ -18,7 +18,8 @@ import re
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.compaction import MAX_FAILURES, CompactionNotice, prompt
+from ikigai_tui.core.notices import CompactionNotice
+from ikigai_tui.core.compaction import MAX_FAILURES, prompt
 from ikigai_tui.core.compaction.pruned import KIND, PrunedSummary, block, fit, ranges_of
 from ikigai_tui.core.compaction.summarise import Summary, extractive_summary
 from ikigai_tui.core.events import WriteBatch, message_text

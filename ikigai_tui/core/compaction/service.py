@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.compaction import CompactingNotice, CompactionSettings
+from ikigai_tui.core.notices import CompactingNotice
+from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.compaction.select import CompactArgs, nothing_to_compact, select
 from ikigai_tui.core.compaction.pruned import PrunedSummaries, Sent
