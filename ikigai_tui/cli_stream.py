@@ -16,8 +16,9 @@ character (see inert.dumps): exact for a program, inert on a terminal.
     {"type": "usage", "agent", "model", "input_tokens", "output_tokens"}
     {"type": "retry", "agent", "attempt", "delay_seconds", "reason"}
     {"type": "command", "agent", "text", "output"}             (`run` only: a /command's lines)
-    {"type": "preview", "agent", "lines"}                      (`run` only: what /forget matched,
-                                                               a /compact's summary)
+    {"type": "preview", "agent", "lines"}                      (`run` only: the preview its text
+                                                               prints, what /forget matched, a
+                                                               /compact's summary)
     {"type": "compaction", "agent", "kind", "text"}             (auto-compaction and pruned-turn
                                                                summaries: "warning", "note", "done")
     {"type": "compact", "agent", "event_id", "replaced", "before", "after", "summary"}
