@@ -7,13 +7,15 @@ dialog is first opened, as before (the command path comes after the first frame)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ikigai_tui.core.commands import CommandResult
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.proposals import ACCEPT_ALL, REFUSE, FilterProposal, Presentation, Proposal
-from ikigai_tui.core.session import Session
 from ikigai_tui.tui.submit import Dialog, Screens, picked
+
+if TYPE_CHECKING:
+    from ikigai_tui.core.commands import CommandResult
+    from ikigai_tui.core.session import Session
 
 
 def matches_dialog(proposal: Proposal, session: Session, agent_id: str) -> Dialog:
