@@ -18,11 +18,10 @@ from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.memory.service import memory_of
 from ikigai_tui.core.notices import CompactingNotice, CompactionNotice
-from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
-from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict
+from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
@@ -76,13 +75,12 @@ class Printer:
                           f"{notice.reason}")
 
     async def review(self, proposal: Proposal) -> Verdict:
-        """Headless review: print what a matcher found (or a /compact's summary and its
-        saving), then apply all of it (the command's --dry-run only prints). Explicit
-        `--ids` have no preview (SPEC §5):
+        """Headless review: print the preview the proposal's presentation shows (what a
+        matcher found, a /compact's summary and its saving), then apply all of it (the
+        command's --dry-run only prints). Explicit `--ids` have no preview (SPEC §5):
         the user named them."""
-        if getattr(proposal, "criteria", None) is not None or isinstance(proposal, CompactProposal):
-            for line in proposal.preview_lines():
-                self.out.line(line)
+        for line in printed_preview(proposal):
+            self.out.line(line)
         return ACCEPT_ALL
 
     def error(self, message: str) -> None:
@@ -234,7 +232,7 @@ def accept_memory(err: Channel):
     """`run --yes` under memory_writes = "ask": each change is printed (stderr), then
     accepted."""
     async def accept(proposal: Proposal) -> Verdict:
-        for line in proposal.preview_lines():
+        for line in printed_preview(proposal):
             err.line(line)
         return ACCEPT_ALL
     return accept
@@ -249,7 +247,7 @@ async def run(args: argparse.Namespace, config: Config, *, interactive: bool = F
         printer = make_printer(session, agent.id, getattr(args, "output_format", None))
         if isinstance(printer, JsonPrinter):
             printer.init()
-        session.listeners.append(printer)
+        session.subscribe(printer)
         if getattr(args, "yes", False):  # memory_writes = "ask": --yes accepts each change
             memory_of(session).reviewer = accept_memory(printer.err)
         tty = sys.stdin.isatty() and getattr(args, "script", None) is None

@@ -16,7 +16,9 @@ character (see inert.dumps): exact for a program, inert on a terminal.
     {"type": "usage", "agent", "model", "input_tokens", "output_tokens"}
     {"type": "retry", "agent", "attempt", "delay_seconds", "reason"}
     {"type": "command", "agent", "text", "output"}             (`run` only: a /command's lines)
-    {"type": "preview", "agent", "lines"}                      (`run` only: what /forget matched)
+    {"type": "preview", "agent", "lines"}                      (`run` only: the preview its text
+                                                               prints, what /forget matched, a
+                                                               /compact's summary)
     {"type": "compaction", "agent", "kind", "text"}             (auto-compaction and pruned-turn
                                                                summaries: "warning", "note", "done")
     {"type": "compact", "agent", "event_id", "replaced", "before", "after", "summary"}
@@ -37,7 +39,7 @@ from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta,
 )
-from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict
+from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.usage import UsageLedger
 from ikigai_tui.inert import dumps
@@ -134,10 +136,11 @@ class JsonPrinter:
         self._emit({"type": "command", "agent": self.focus, "text": text, "output": list(lines)})
 
     async def review(self, proposal: Proposal) -> Verdict:
-        """As the text printer: what a matcher found is shown, then all of it applied."""
-        if getattr(proposal, "criteria", None) is not None:
-            self._emit({"type": "preview", "agent": self.focus,
-                        "lines": list(proposal.preview_lines())})
+        """As the text printer (the same rule, `printed_preview`): what a matcher found, a
+        /compact's summary, is shown, then all of it applied."""
+        lines = printed_preview(proposal)
+        if lines:
+            self._emit({"type": "preview", "agent": self.focus, "lines": lines})
         return ACCEPT_ALL
 
     def finish(self, status: int) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.bodies import outline
 from ikigai_tui.core.commands import CommandError, CommandResult, IdRange, UsageError, parse_id_ranges
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, Event, message_text
-from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, ProposalItem, Verdict
+from ikigai_tui.core.proposals import ACCEPT_ALL, Presentation, Proposal, ProposalItem, Verdict
 from ikigai_tui.core.replay_queries import removal_label
 
 if TYPE_CHECKING:
@@ -254,6 +254,11 @@ class RestoreProposal(Proposal):
     @property
     def title(self) -> str:
         return "Recall: bring messages back" if self.query else "Restore: bring messages back"
+
+    @property
+    def presentation(self) -> Presentation:
+        """Applied at once (the user named them), unless --preview asks to see them."""
+        return Presentation.RESTORE if self.review else Presentation.NONE
 
     def chosen(self, verdict: Verdict = ACCEPT_ALL) -> list[int]:
         """The ids the event carries: the ticked ones with their partners."""

@@ -7,7 +7,9 @@ refuse. Only then is anything written: the accepted set exactly (`Proposal.apply
 on refusal, only the command record.
 
 Reviewers today: the TUI's preview modal, headless `run` (prints the preview, applies),
-scripts and tests (`accept_all`). The hook for the LLM is the same `Reviewer` type: a
+scripts and tests (`accept_all`). How a proposal is shown is one rule, its
+`presentation` (a `Presentation`): the TUI opens the dialog of that kind, the headless
+front ends (`run`, stream-json) print `printed_preview(proposal)`. The hook for the LLM is the same `Reviewer` type: a
 tool such as `filter_context` would run the command with a reviewer that returns the
 LLM's own verdict (`Verdict.accept(ids)`), through `Session.command(..., review=...)`.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.commands import CommandError, CommandResult
@@ -61,10 +64,27 @@ class ProposalItem:
     raw: float = 0.0  # its count unscaled: what the context's size adds up (Resize)
 
 
+class Presentation(StrEnum):
+    """How a proposal is shown before it applies: the one rule every front end asks.
+    The TUI opens the dialog of the kind; a front end without dialogs prints the
+    preview of any kind but NONE (`printed_preview`)."""
+
+    NONE = "none"  # applied as made, nothing shown: ids the user named (SPEC §5)
+    MATCHES = "matches"  # messages to pick from: what a matcher found, or ids under --preview
+    SUMMARY = "summary"  # a compaction: the summary, what it replaces, the saving
+    RESTORE = "restore"  # messages out of the context to bring back (--preview)
+    MEMORY = "memory"  # a change to a memory file, as a diff
+
+
 class Proposal:
     """Base of every proposal. `dry_run`: show it, write only the command record."""
 
     dry_run: bool = False
+
+    @property
+    def presentation(self) -> Presentation:
+        """How it is shown before it applies (each kind of proposal says)."""
+        raise NotImplementedError
 
     def preview_lines(self) -> list[str]:
         raise NotImplementedError
@@ -79,6 +99,14 @@ Reviewer = Callable[[Proposal], Awaitable[Verdict]]
 
 async def accept_all(_proposal: Proposal) -> Verdict:
     return ACCEPT_ALL
+
+
+def printed_preview(proposal: Proposal) -> list[str]:
+    """What a front end without dialogs (`run`, stream-json) shows of a proposal before
+    it applies it: its preview, unless it is one shown to nobody (Presentation.NONE)."""
+    if proposal.presentation is Presentation.NONE:
+        return []
+    return proposal.preview_lines()
 
 
 def _first_line(kind: str, payload: dict) -> str:
@@ -169,6 +197,14 @@ class FilterProposal(Proposal):
     @property
     def title(self) -> str:
         return ("Forget" if self.mode == "forget" else "Remember only") + ": review the messages"
+
+    @property
+    def presentation(self) -> Presentation:
+        """What a matcher found is shown; ids the user named apply at once (SPEC §5)
+        unless --preview asks to see them."""
+        if self.criteria is None and not self.review:
+            return Presentation.NONE
+        return Presentation.MATCHES
 
     def chosen(self, verdict: Verdict = ACCEPT_ALL) -> list[int]:
         """The ids the filter event carries under this verdict: as asked, or as reviewed."""

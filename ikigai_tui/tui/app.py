@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
@@ -51,6 +52,9 @@ from ikigai_tui.tui.widgets.prompt import PromptInput
 from ikigai_tui.tui.widgets import strip_cycles
 from ikigai_tui.tui.startup import AfterFirstFrame
 from ikigai_tui.tui.warmup import markdown_ready
+
+if TYPE_CHECKING:
+    from ikigai_tui.tui.submit import SubmitController
 
 SessionFactory = Callable[[Config], Awaitable[Session]]
 
@@ -298,9 +302,16 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         agent_id = pane.agent_id if pane is not None else self.focused_agent
         if self.session is None or agent_id is None:
             return
-        from ikigai_tui.tui.submit import submit  # with the command path: after the first frame
+        await self.submitter(self.session).submit(agent_id, message.text)
 
-        await submit(self, self.session, agent_id, message.text)
+    def submitter(self, session: Session) -> SubmitController:
+        """Enter's controller (tui/submit.py), handed the dialogs it opens (by a proposal's
+        presentation kind, tui/screens/dialogs.py). Loaded with the command path, after
+        the first frame."""
+        from ikigai_tui.tui.screens.dialogs import SCREENS
+        from ikigai_tui.tui.submit import SubmitController
+
+        return SubmitController(self, session, SCREENS)
 
     async def show_end(self) -> None:
         """Bring the active pane to its end (where what is sent shows)."""

@@ -2,6 +2,11 @@
 change (/forget, /remember) opens the preview, driven by the proposal the core returns;
 explicit ids (`--ids`) apply at once, as SPEC §5 has it, unless `--preview` asks to see them.
 
+`SubmitController` does it over a small host (`SubmitHost`: what it needs of the app)
+and the dialogs the app hands it (`Screens`, built in tui/screens/dialogs.py): the
+dialog of a proposal is the one of its presentation kind (core/proposals.py, the rule
+`run` and stream-json follow too), so this module imports neither the app nor a screen.
+
 /forget, /remember and /compact run in a worker: a matcher or a summary may take a while
 (side requests in chunks), and the screen shows its progress once the core reports any;
 Esc there cancels the side requests and writes nothing. A /compact opens its own preview
@@ -13,234 +18,311 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ikigai_tui.core.command_bus import Pending
 from ikigai_tui.core.command_table import REGISTRY
 from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
-from ikigai_tui.core.notices import CompactingNotice
-from ikigai_tui.core.events import message_text
-from ikigai_tui.core.notices import MatchingNotice, Notice
-from ikigai_tui.core.proposals import REFUSE, FilterProposal, Verdict
+from ikigai_tui.core.notices import CompactingNotice, MatchingNotice, Notice
+from ikigai_tui.core.proposals import REFUSE, Presentation, Proposal, Verdict
 from ikigai_tui.core.session import Session
-
-if TYPE_CHECKING:
-    from ikigai_tui.tui.app import IkigaiApp
-    from ikigai_tui.tui.screens.matching import MatchingScreen
 
 FILTERS = ("forget", "remember", "compact")
 
 
-async def submit(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
-    """Enter: a message (queued while the agent replies; `//` at the start sends a text
-    that begins with `/`), or a command. The view goes to the end, where it shows."""
-    stripped = text.strip()
-    if not stripped.startswith("/") or stripped.startswith("//"):
-        if stripped.startswith("//"):
-            text = text.lstrip()[1:]
-        await send(app, session, agent_id, text)
-        return
-    if stripped == "/help":
-        app.action_help()
-        return
-    if stripped[1:].split() == ["exit"]:
-        app.exit()
-        return
-    try:  # parsed once: the dialog is chosen by it, and the core runs it as parsed
-        parsed = REGISTRY.parse(stripped)
-        name = parsed.spec.name
-        if name == "memory" and not parsed.args:
-            _show_memory(app, session)
-        elif name in FILTERS:
-            app.run_worker(_filter(app, session, agent_id, parsed), group="filter")
-        elif name == "recall":
-            app.run_worker(_recall(app, session, agent_id, parsed), group="filter")
-        else:
-            await app.show_end()
-            # Its output arrives as a logged event; a proposal waits for the preview.
-            await _proposed(app, session, await session.propose(agent_id, parsed))
-    except CommandError as exc:
-        _failed(app, stripped, exc)
+@dataclass(frozen=True)
+class Dialog:
+    """A proposal's dialog: the screen to push, and the verdict its answer stands for."""
+
+    screen: Any
+    verdict: Callable[[Any], Verdict]
 
 
-def _show_memory(app: IkigaiApp, session: Session) -> None:
-    """/memory: the memory files in a dialog (`/memory PATH` prints one, as a command)."""
-    from ikigai_tui.core.memory.service import memory_of
-    from ikigai_tui.tui.screens.memory import MemoryScreen
-
-    app.push_screen(MemoryScreen(memory_of(session)))
+# A proposal's dialog, made from the proposal, the session and the agent it is for.
+DialogFactory = Callable[[Proposal, Session, str], Dialog]
 
 
-def _failed(app: IkigaiApp, command: str, exc: CommandError) -> None:
-    """A command that wrote nothing: itself, then why (neither is in the log)."""
-    app.note("command", command)
-    app.note("error", f"Error: {exc}")
+def picked(ids: list[int] | None) -> Verdict:
+    """The verdict of a dialog that dismisses with the ids ticked (None: cancelled)."""
+    return REFUSE if ids is None else Verdict.accept(ids)
 
 
-async def send(app: IkigaiApp, session: Session, agent_id: str, text: str) -> None:
-    """A message to the agent, or queued for it while its reply runs. Refused before it
-    is written (too long, no key for the model, a dead or busy agent, a full context), it
-    goes back to the input, to fix what was said and send again."""
-    await app.show_end()
-    agent = session.tree[agent_id]
-    if agent.task is not None and not agent.task.done():
-        app.outbox.put(agent_id, text)
-        app.show_queued()
-        return
-    queued = app.outbox.take(agent_id)  # left by a reply that failed: it goes first
-    if queued is not None:
-        text = f"{queued}\n\n{text}"
-        app.show_queued()
-    try:
-        await session.say(agent_id, text)
-    except CommandError as exc:  # nothing was written: the text is the user's still
-        app.prompt_input.put_back(text)
-        app.note("error", f"Error: {exc}")
+class Progress(Protocol):
+    """The progress dialog of a matcher or a summary (it dismisses with False on Esc)."""
+
+    def progress(self, done: int, total: int | None) -> None: ...
+
+    def finish(self) -> None: ...
 
 
-async def _proposed(app: IkigaiApp, session: Session, outcome: CommandResult | Pending) -> None:
-    if isinstance(outcome, Pending):
-        _review(app, session, outcome)
+@dataclass(frozen=True)
+class Screens:
+    """The dialogs the submit path opens, handed in by the app: a proposal's by its
+    presentation kind (a kind with none is refused), the progress of a matcher or a
+    summary (title, model), /memory's (of the memory service), and /recall's hits that
+    may come back (None: no such hit; it dismisses with the ids to restore)."""
+
+    dialogs: Mapping[Presentation, DialogFactory]
+    progress: Callable[[str, str | None], Progress]
+    memory: Callable[[Any], Any]
+    recall: Callable[[Session, str, str, CommandResult], Awaitable[Any | None]]
 
 
-async def _filter(app: IkigaiApp, session: Session, agent_id: str, parsed: ParsedCommand) -> None:
-    """Run /forget, /remember (its matcher, if any) or /compact (its summary) with a
-    progress screen, then review."""
-    from ikigai_tui.tui.screens.matching import MatchingScreen
+class Outbox(Protocol):
+    def put(self, agent_id: str, text: str) -> None: ...
 
-    name = parsed.spec.name
-    shown: list[MatchingScreen] = []
-    task = asyncio.current_task()
+    def take(self, agent_id: str) -> str | None: ...
 
-    def cancelled(result: bool | None) -> None:
-        if result is False and task is not None and not task.done():
-            task.cancel()
 
-    def on_notice(notice: Notice) -> None:
-        if not isinstance(notice, (MatchingNotice, CompactingNotice)) or notice.agent_id != agent_id:
+class Input(Protocol):
+    def put_back(self, text: str) -> None: ...
+
+
+class SubmitHost(Protocol):
+    """What the controller needs of the app (tui/app.py's IkigaiApp is one)."""
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+    @property
+    def prompt_input(self) -> Input: ...
+
+    @property
+    def screen(self) -> Any: ...
+
+    def push_screen(self, screen: Any, callback: Callable[[Any], Any] | None = None) -> Any: ...
+
+    def run_worker(self, work: Awaitable[Any], *, group: str) -> Any: ...
+
+    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
+
+    def note(self, kind: str, text: str) -> None: ...
+
+    async def show_end(self) -> None: ...
+
+    def show_queued(self) -> None: ...
+
+    def action_help(self) -> None: ...
+
+    def exit(self) -> None: ...
+
+    def submitter(self, session: Session) -> SubmitController: ...
+
+
+class SubmitController:
+    """Enter and the reviews of one session's proposals, for one host."""
+
+    def __init__(self, host: SubmitHost, session: Session, screens: Screens) -> None:
+        self.host = host
+        self.session = session
+        self.screens = screens
+
+    async def submit(self, agent_id: str, text: str) -> None:
+        """Enter: a message (queued while the agent replies; `//` at the start sends a
+        text that begins with `/`), or a command. The view goes to the end, where it shows."""
+        host, session = self.host, self.session
+        stripped = text.strip()
+        if not stripped.startswith("/") or stripped.startswith("//"):
+            if stripped.startswith("//"):
+                text = text.lstrip()[1:]
+            await self.send(agent_id, text)
             return
-        if not shown:
-            if isinstance(notice, CompactingNotice):
-                screen = MatchingScreen("Compact: summarising", notice.model)
+        if stripped == "/help":
+            host.action_help()
+            return
+        if stripped[1:].split() == ["exit"]:
+            host.exit()
+            return
+        try:  # parsed once: the dialog is chosen by it, and the core runs it as parsed
+            parsed = REGISTRY.parse(stripped)
+            name = parsed.spec.name
+            if name == "memory" and not parsed.args:
+                self._show_memory()
+            elif name in FILTERS:
+                host.run_worker(self._filter(agent_id, parsed), group="filter")
+            elif name == "recall":
+                host.run_worker(self._recall(agent_id, parsed), group="filter")
             else:
-                verb = "Forget" if name == "forget" else "Remember"
-                screen = MatchingScreen(f'{verb}: finding "{notice.criteria}"', notice.matcher)
-            shown.append(screen)
-            app.push_screen(screen, cancelled)
-        shown[0].progress(notice.done, notice.total)
+                await host.show_end()
+                # Its output arrives as a logged event; a proposal waits for the preview.
+                self._proposed(await session.propose(agent_id, parsed))
+        except CommandError as exc:
+            self._failed(stripped, exc)
 
-    session.listeners.append(on_notice)
-    try:
-        outcome = await session.propose(agent_id, parsed)
-    except asyncio.CancelledError:
-        what = "the summary" if name == "compact" else "the matcher"
-        app.note("note", f"Cancelled: {what} stopped; nothing was written.")
-        return
-    except CommandError as exc:
-        _failed(app, parsed.text, exc)
-        return
-    finally:
-        with contextlib.suppress(ValueError):
-            session.listeners.remove(on_notice)
-        if shown:
-            shown[0].finish()
-    await _proposed(app, session, outcome)
+    async def send(self, agent_id: str, text: str) -> None:
+        """A message to the agent, or queued for it while its reply runs. Refused before
+        it is written (too long, no key for the model, a dead or busy agent, a full
+        context), it goes back to the input, to fix what was said and send again."""
+        host = self.host
+        await host.show_end()
+        agent = self.session.tree[agent_id]
+        if agent.task is not None and not agent.task.done():
+            host.outbox.put(agent_id, text)
+            host.show_queued()
+            return
+        queued = host.outbox.take(agent_id)  # left by a reply that failed: it goes first
+        if queued is not None:
+            text = f"{queued}\n\n{text}"
+            host.show_queued()
+        try:
+            await self.session.say(agent_id, text)
+        except CommandError as exc:  # nothing was written: the text is the user's still
+            host.prompt_input.put_back(text)
+            host.note("error", f"Error: {exc}")
+
+    def review(self, pending: Pending) -> None:
+        """Show what would change, in the dialog of its presentation kind; write only
+        what the user confirms (or only the record)."""
+        proposal = pending.proposal
+        kind = proposal.presentation
+        if kind is Presentation.NONE:  # the user named the ids
+            self._answer(pending, Verdict.accept())
+            return
+        factory = self.screens.dialogs.get(kind)
+        if factory is None:  # no dialog for it: refuse, say why
+            self._answer(pending, REFUSE)
+            return
+        dialog = factory(proposal, self.session, pending.context.agent.id)
+        self.host.push_screen(dialog.screen, lambda result: self._answer(pending, dialog.verdict(result)))
+
+    async def ask(self, proposal: Proposal) -> Verdict:
+        """A reviewer the core awaits (memory_writes = "ask": from inside a turn): the
+        dialog of the proposal's kind, its answer; refused when it has none."""
+        factory = self.screens.dialogs.get(proposal.presentation)
+        if factory is None:
+            return REFUSE
+        dialog = factory(proposal, self.session, "")
+        answered: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
+
+        def done(result: Any) -> None:
+            if not answered.done():
+                answered.set_result(dialog.verdict(result))
+
+        self.host.push_screen(dialog.screen, done)
+        try:
+            return await answered
+        except asyncio.CancelledError:  # the turn was stopped: the question goes with it
+            if self.host.screen is dialog.screen:
+                dialog.screen.dismiss()
+            raise
+
+    def attach_reviewers(self) -> None:
+        """The dialogs of the "ask" settings: memory_writes (a diff of each change) and
+        auto_compact (an automatic compaction waits for this preview)."""
+        from ikigai_tui.core.memory.service import memory_of
+
+        memory_of(self.session).reviewer = self.ask
+        self.session.compactor.reviewer = lambda pending: self.host.call_later(self.review, pending)
+
+    # -- the ways of a command ----------------------------------------------------------
+
+    def _show_memory(self) -> None:
+        """/memory: the memory files in a dialog (`/memory PATH` prints one, as a command)."""
+        from ikigai_tui.core.memory.service import memory_of
+
+        self.host.push_screen(self.screens.memory(memory_of(self.session)))
+
+    def _failed(self, command: str, exc: CommandError) -> None:
+        """A command that wrote nothing: itself, then why (neither is in the log)."""
+        self.host.note("command", command)
+        self.host.note("error", f"Error: {exc}")
+
+    def _proposed(self, outcome: CommandResult | Pending) -> None:
+        if isinstance(outcome, Pending):
+            self.review(outcome)
+
+    async def _filter(self, agent_id: str, parsed: ParsedCommand) -> None:
+        """Run /forget, /remember (its matcher, if any) or /compact (its summary) with a
+        progress screen, then review."""
+        host, session = self.host, self.session
+        name = parsed.spec.name
+        shown: list[Progress] = []
+        task = asyncio.current_task()
+
+        def cancelled(result: bool | None) -> None:
+            if result is False and task is not None and not task.done():
+                task.cancel()
+
+        def on_notice(notice: Notice) -> None:
+            if not isinstance(notice, (MatchingNotice, CompactingNotice)) or notice.agent_id != agent_id:
+                return
+            if not shown:
+                if isinstance(notice, CompactingNotice):
+                    screen = self.screens.progress("Compact: summarising", notice.model)
+                else:
+                    verb = "Forget" if name == "forget" else "Remember"
+                    screen = self.screens.progress(f'{verb}: finding "{notice.criteria}"', notice.matcher)
+                shown.append(screen)
+                host.push_screen(screen, cancelled)
+            shown[0].progress(notice.done, notice.total)
+
+        session.subscribe(on_notice)
+        try:
+            outcome = await session.propose(agent_id, parsed)
+        except asyncio.CancelledError:
+            what = "the summary" if name == "compact" else "the matcher"
+            host.note("note", f"Cancelled: {what} stopped; nothing was written.")
+            return
+        except CommandError as exc:
+            self._failed(parsed.text, exc)
+            return
+        finally:
+            with contextlib.suppress(ValueError):
+                session.unsubscribe(on_notice)
+            if shown:
+                shown[0].finish()
+        self._proposed(outcome)
+
+    async def _recall(self, agent_id: str, parsed: ParsedCommand) -> None:
+        """/recall QUERY: the hits in the scrollback, then a dialog to bring back those out
+        of the context (screens/recall.py) through `/restore IDS`; with --restore, as any
+        proposal."""
+        await self.host.show_end()
+        try:
+            outcome = await self.session.propose(agent_id, parsed)
+        except CommandError as exc:
+            self._failed(parsed.text, exc)
+            return
+        if isinstance(outcome, Pending):
+            self.review(outcome)
+            return
+        screen = await self.screens.recall(self.session, agent_id, parsed.args, outcome)
+        if screen is None:
+            return
+
+        def done(ids: list[int] | None) -> None:
+            if ids:
+                self.host.run_worker(self._restore(agent_id, ids), group="preview")
+
+        self.host.push_screen(screen, done)
+
+    async def _restore(self, agent_id: str, ids: list[int]) -> None:
+        """What /recall's dialog brings back: exactly what `/restore IDS` writes."""
+        from ikigai_tui.core.tools.filter_context import id_ranges
+
+        try:
+            await self.session.command(agent_id, f"/restore {id_ranges(sorted(ids))}")
+        except CommandError as exc:
+            self.host.note("error", f"Error: {exc}")
+
+    def _answer(self, pending: Pending, verdict: Verdict) -> None:
+        self.host.run_worker(self._answered(pending, verdict), group="preview")
+
+    async def _answered(self, pending: Pending, verdict: Verdict) -> None:
+        try:
+            await self.session.answer(pending, verdict)
+        except CommandError as exc:
+            self.host.note("error", f"Error: {exc}")
 
 
-async def _recall(app: IkigaiApp, session: Session, agent_id: str, parsed: ParsedCommand) -> None:
-    """/recall QUERY: the hits in the scrollback, then a dialog to bring back those out of
-    the context (screens/recall.py); with --restore, as any proposal."""
-    from ikigai_tui.tui.screens.recall import open_recall
+# The app's mixins that are not this module's to change reach the controller through
+# these (tui/outbox.py sends a queued message, tui/startup.py attaches the reviewers).
 
-    await app.show_end()
-    try:
-        outcome = await session.propose(agent_id, parsed)
-    except CommandError as exc:
-        _failed(app, parsed.text, exc)
-        return
-    if isinstance(outcome, Pending):
-        _review(app, session, outcome)
-    else:
-        await open_recall(app, session, agent_id, parsed.args, outcome)
+async def send(host: SubmitHost, session: Session, agent_id: str, text: str) -> None:
+    await host.submitter(session).send(agent_id, text)
 
 
-def _review(app: IkigaiApp, session: Session, pending: Pending) -> None:
-    """Show what would change; write only what the user confirms (or only the record)."""
-    from ikigai_tui.core.commands_restore import RestoreProposal
-    from ikigai_tui.core.compaction.proposal import CompactProposal
-    from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
-
-    proposal = pending.proposal
-    if isinstance(proposal, CompactProposal):
-        review_compaction(app, session, pending)
-        return
-    if isinstance(proposal, RestoreProposal):
-        from ikigai_tui.tui.screens.recall import review_restore
-
-        review_restore(app, session, pending)
-        return
-    if not isinstance(proposal, FilterProposal):  # no other kind yet: refuse, say why
-        app.run_worker(answer(app, session, pending, REFUSE), group="preview")
-        return
-    if proposal.criteria is None and not proposal.review:  # the user named the ids
-        app.run_worker(answer(app, session, pending, Verdict.accept()), group="preview")
-        return
-    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason,
-                         exchange=i.exchange if proposal.criteria is not None else None, raw=i.raw)
-             for i in proposal.items]
-    agent_id = pending.context.agent.id
-
-    async def load_text(message_id: int) -> str:
-        replayer = await session.replayer(agent_id)
-        entry = (await session.bodies.entries(replayer, [message_id])).get(message_id)
-        return "" if entry is None else message_text(entry[1], entry[2])
-
-    screen = PreviewScreen(proposal.title, items, proposal.tokens_before,
-                           mode="remove" if proposal.mode == "forget" else "keep",
-                           note="A tool call and its result always go together.",
-                           matcher=proposal.matcher, criteria=proposal.criteria,
-                           load_text=load_text,
-                           resize=proposal.resize.after if proposal.resize else None)
-
-    def done(result: list[int] | None) -> None:
-        verdict = REFUSE if result is None else Verdict.accept(result)
-        app.run_worker(answer(app, session, pending, verdict), group="preview")
-
-    app.push_screen(screen, done)
-
-
-async def answer(app: IkigaiApp, session: Session, pending: Pending, verdict: Verdict) -> None:
-    try:
-        await session.answer(pending, verdict)
-    except CommandError as exc:
-        app.note("error", f"Error: {exc}")
-
-
-def review_compaction(app: IkigaiApp, session: Session, pending: Pending) -> None:
-    """The summary to accept (as edited) or refuse: nothing is written before."""
-    from ikigai_tui.core.compaction.proposal import CompactProposal, CompactVerdict
-    from ikigai_tui.tui.screens.compact_preview import CompactPreviewScreen
-    from ikigai_tui.tui.screens.preview import PreviewItem
-
-    proposal = pending.proposal
-    assert isinstance(proposal, CompactProposal)
-    items = [PreviewItem(i.id, i.role, i.first_line, i.tokens) for i in proposal.items]
-    title = proposal.title + (" (automatic)" if proposal.auto else "")
-    screen = CompactPreviewScreen(title, proposal.summary, items, by=proposal.by_line().rstrip(":"),
-                                  saving=proposal.saving_line)
-
-    def done(summary: str | None) -> None:
-        verdict = REFUSE if summary is None else CompactVerdict(True, summary=summary)
-        app.run_worker(answer(app, session, pending, verdict), group="preview")
-
-    app.push_screen(screen, done)
-
-
-def attach_reviewers(app: IkigaiApp, session: Session) -> None:
-    """The dialogs of the "ask" settings: memory_writes (a diff of each change) and
-    auto_compact (an automatic compaction waits for this preview)."""
-    from ikigai_tui.tui.screens.memory_diff import install_reviewer
-
-    install_reviewer(app, session)
-    session.compactor.reviewer = lambda pending: app.call_later(
-        review_compaction, app, session, pending)
+def attach_reviewers(host: SubmitHost, session: Session) -> None:
+    host.submitter(session).attach_reviewers()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.limits import format_tokens
-from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, ProposalItem, Verdict
+from ikigai_tui.core.proposals import ACCEPT_ALL, Presentation, Proposal, ProposalItem, Verdict
 
 if TYPE_CHECKING:
     from ikigai_tui.core.command_context import CommandContext
@@ -45,6 +45,7 @@ class CompactProposal(Proposal):
     auto: bool = False
 
     title = "Compact: review the summary"
+    presentation = Presentation.SUMMARY  # type: ignore[assignment]
 
     def summary_tokens(self, summary: str | None = None) -> int:
         return self.count(self.summary if summary is None else summary)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ikigai_tui.core.commands import CommandError, CommandResult
 from ikigai_tui.core.memory.change import Change
 from ikigai_tui.core.memory.sandbox import MemoryRefused, Sandbox
-from ikigai_tui.core.proposals import Proposal, Verdict
+from ikigai_tui.core.proposals import Presentation, Proposal, Verdict
 
 if TYPE_CHECKING:
     from ikigai_tui.core.command_context import CommandContext
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 class MemoryProposal(Proposal):
     title = "Memory: the LLM proposes a change"
+    presentation = Presentation.MEMORY  # type: ignore[assignment]
 
     def __init__(self, change: Change, box: Sandbox) -> None:
         self.change = change

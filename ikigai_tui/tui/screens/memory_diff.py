@@ -1,15 +1,14 @@
 """`memory_writes = "ask"`: each change the LLM's memory tool proposes, shown as a diff
 for the user to accept (y, Enter) or refuse (n, Esc) before anything is written.
 
-The core hands the proposal to the reviewer installed here (`install_reviewer`) from
-inside the agent's turn; the turn waits for the answer. Refusing tells the LLM so, in
-its tool result; accepting writes the file and records the change (undoable).
+The core hands the proposal to the reviewer the TUI installs (tui/submit.py's
+`SubmitController.ask`, which opens this dialog for the presentation kind "memory", see
+screens/dialogs.py) from inside the agent's turn; the turn waits for the answer.
+Refusing tells the LLM so, in its tool result; accepting writes the file and records
+the change (undoable).
 """
 
 from __future__ import annotations
-
-import asyncio
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,19 +17,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ikigai_tui.core.memory.proposal import MemoryProposal
-from ikigai_tui.core.memory.service import memory_of
-from ikigai_tui.core.proposals import ACCEPT_ALL, REFUSE, Proposal, Verdict
 from ikigai_tui.tui.bindings import MEMORY_DIFF
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.keybar import KeyBar
 
-if TYPE_CHECKING:
-    from textual.app import App
-
-    from ikigai_tui.core.session import Session
-
-__all__ = ["MemoryDiffScreen", "diff_text", "install_reviewer"]
+__all__ = ["MemoryDiffScreen", "diff_text"]
 
 STYLES = stylesheet("memory.tcss")
 
@@ -85,27 +77,3 @@ class MemoryDiffScreen(ModalScreen[bool]):
     def action_refuse(self) -> None:
         self.dismiss(False)
 
-
-def install_reviewer(app: App, session: Session) -> None:
-    """Answer the session's proposed memory writes with the diff dialog (used when
-    memory_writes = "ask"; harmless otherwise)."""
-
-    async def review(proposal: Proposal) -> Verdict:
-        if not isinstance(proposal, MemoryProposal):
-            return REFUSE
-        answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-
-        def done(result: bool | None) -> None:
-            if not answered.done():
-                answered.set_result(bool(result))
-
-        screen = MemoryDiffScreen(proposal)
-        app.push_screen(screen, done)
-        try:
-            return ACCEPT_ALL if await answered else REFUSE
-        except asyncio.CancelledError:  # the turn was stopped: the question goes with it
-            if app.screen is screen:
-                screen.dismiss(False)
-            raise
-
-    memory_of(session).reviewer = review

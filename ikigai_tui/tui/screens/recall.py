@@ -1,27 +1,26 @@
 """/recall in the TUI: its hits are listed in the scrollback (the command's output), and
 those out of the context open the preview dialog in mode "restore" (preview.py), each with
 its state on its second line, grouped by exchange (a reply comes with its question, see
-core/commands_recall.py); the ticked ones come back through `/restore IDS`, so what
-is written is exactly what that command writes (one `filter` event of mode `restore`).
-A `/restore IDS --preview` opens the same dialog from its proposal.
+core/commands_recall.py); the ticked ones come back through `/restore IDS` (tui/submit.py),
+so what is written is exactly what that command writes (one `filter` event of mode
+`restore`). A `/restore IDS --preview` opens the same dialog from its proposal (its
+presentation kind, "restore": screens/dialogs.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.commands import CommandResult
 from ikigai_tui.core.commands_restore import RestoreProposal
 from ikigai_tui.core.events import message_text
-from ikigai_tui.core.proposals import REFUSE, Verdict
+from ikigai_tui.core.proposals import Proposal
 from ikigai_tui.core.tokens import Resize
-from ikigai_tui.core.tools.filter_context import id_ranges
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
+from ikigai_tui.tui.submit import Dialog, picked
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.command_bus import Pending
     from ikigai_tui.core.session import Session
-    from ikigai_tui.tui.app import IkigaiApp
 
 NOTE = "Hits out of the context (this agent's and its ancestors'). A tool call comes back with its result."
 
@@ -41,50 +40,27 @@ def _screen(session: Session, title: str, items: list[PreviewItem], resize: Resi
                          resize=resize.after)
 
 
-async def open_recall(app: IkigaiApp, session: Session, agent_id: str, query: str,
-                      result: CommandResult) -> None:
-    """After `/recall QUERY`: the dialog of the hits that may come back, if any."""
+async def recall_screen(session: Session, agent_id: str, query: str,
+                        result: CommandResult) -> PreviewScreen | None:
+    """After `/recall QUERY`: the dialog of the hits that may come back, if any (it
+    dismisses with the ids ticked)."""
     hits = [d for d in (result.data or []) if isinstance(d, dict) and d.get("restorable")]
     if not hits:
-        return
+        return None
     hits.sort(key=lambda d: d["id"])
     items = [PreviewItem(d["id"], d["role"], d["text"], int(d.get("tokens") or 0), True,
                          reason=d["state"], exchange=d.get("exchange"), raw=d.get("raw_tokens"))
              for d in hits]
     tokens = (await session.measure(agent_id)).tokens
     resize = session.meter(session.tree[agent_id]).resize(tokens)  # as just measured
-    screen = _screen(session, "Recall: bring messages back", items, resize, query)
-
-    def done(ids: list[int] | None) -> None:
-        if ids:
-            app.run_worker(_restore(app, session, agent_id, ids), group="preview")
-
-    app.push_screen(screen, done)
+    return _screen(session, "Recall: bring messages back", items, resize, query)
 
 
-async def _restore(app: IkigaiApp, session: Session, agent_id: str, ids: list[int]) -> None:
-    try:
-        await session.command(agent_id, f"/restore {id_ranges(sorted(ids))}")
-    except CommandError as exc:
-        app.note("error", f"Error: {exc}")
-
-
-def review_restore(app: IkigaiApp, session: Session, pending: Pending) -> None:
-    """A /restore (or /recall --restore): applied at once, or, with --preview, reviewed."""
-    from ikigai_tui.tui.submit import answer
-
-    proposal = pending.proposal
+def restore_dialog(proposal: Proposal, session: Session, _agent_id: str) -> Dialog:
+    """A /restore --preview (or /recall --restore --preview): the messages to bring back."""
     assert isinstance(proposal, RestoreProposal)
-    if not proposal.review:
-        app.run_worker(answer(app, session, pending, Verdict.accept()), group="preview")
-        return
     items = [PreviewItem(i.id, i.role, i.first_line, i.tokens, i.chosen, reason=i.reason,
                          exchange=i.exchange, raw=i.raw) for i in proposal.items]
     resize = proposal.resize or Resize(proposal.tokens_before, 0.0, 1.0)
     screen = _screen(session, proposal.title, items, resize, proposal.query)
-
-    def done(ids: list[int] | None) -> None:
-        verdict = REFUSE if ids is None else Verdict.accept(ids)
-        app.run_worker(answer(app, session, pending, verdict), group="preview")
-
-    app.push_screen(screen, done)
+    return Dialog(screen, picked)
