@@ -107,7 +107,7 @@ def _reset_peak() -> None:
 def child(base: str, db: str, out: str) -> None:
     import gc
 
-    from ikigai_tui.llm.litellm_provider import import_litellm
+    from ikigai_tui.llm.litellm_import import import_litellm
 
     import_litellm()
     import ikigai_tui.cli_run as cli_run

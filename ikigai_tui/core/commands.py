@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-if TYPE_CHECKING:
-    from ikigai_tui.core.command_context import CommandContext
-    from ikigai_tui.core.proposals import Proposal
+from typing import Any, NamedTuple
 
 
 class CommandError(Exception):
@@ -117,9 +113,11 @@ class ArgReader:
             raise UsageError(f"unexpected argument '{token}'")
 
 
-# A handler fills the context's batch and returns its result, or returns a Proposal that
-# a reviewer answers before anything is written (see core/proposals.py).
-Handler = Callable[["CommandContext"], Awaitable["CommandResult | Proposal"]]
+# A handler takes a CommandContext (core/command_context.py), fills its batch and returns
+# its CommandResult, or returns a Proposal that a reviewer answers before anything is
+# written (core/proposals.py). Only the bus calls it (core/command_bus.py): the parser
+# names neither type, else the command path's modules would import each other in a circle.
+Handler = Callable[[Any], Awaitable[Any]]
 
 
 class CommandSpec(NamedTuple):

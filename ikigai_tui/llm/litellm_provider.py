@@ -9,55 +9,18 @@ caller's (llm/litellm_thread.py), so nothing litellm does can freeze the screen.
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
-import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.provider import (
     ProviderError, Request, StreamEvent, TextDelta, ToolCall, TransientError, Usage,
 )
-from ikigai_tui.heap import collector_paused
-from ikigai_tui.llm import lazy_encoding
-from ikigai_tui.llm.gentle_json import python_json_here
 from ikigai_tui.llm.errors import classify, missing_key, no_key_message, one_line, redact
+from ikigai_tui.llm.litellm_import import import_litellm
 from ikigai_tui.llm.litellm_thread import relay, warm
 
 if TYPE_CHECKING:
     from ikigai_tui.llm.finish_watch import FinishWatch
-
-_lock = threading.Lock()
-_litellm: Any = None
-
-
-def import_litellm() -> Any:
-    """Import litellm once, configured to fetch nothing and print nothing."""
-    global _litellm
-    with _lock:
-        if _litellm is None:
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
-            # Its ~300,000 objects (heap.py) and its big JSON files (gentle_json.py): in
-            # steps short enough for the event loop to run between them.
-            with collector_paused(), python_json_here():
-                import litellm
-
-            litellm.suppress_debug_info = True
-            litellm.disable_hf_tokenizer_download = True
-            litellm.drop_params = True
-            with collector_paused():
-                # Its default tokenizer, fetched by every request (pricing the prompt, the
-                # Anthropic handler) but hardly ever used: built only if used.
-                lazy_encoding.install()
-            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
-                logger = logging.getLogger(name)
-                logger.handlers.clear()
-                logger.addHandler(logging.NullHandler())
-                logger.propagate = False
-            _litellm = litellm
-        return _litellm
-
 
 class LiteLLMProvider:
     """One attempt per stream; retries are the gateway's (core/gateway.py)."""

@@ -71,7 +71,7 @@ async def _rehearse(model: str) -> None:
     if model not in _rehearsed:
         _rehearsed.add(model)
         try:  # a request answered by litellm itself: its first-call imports and set-up
-            from ikigai_tui.llm.litellm_provider import import_litellm
+            from ikigai_tui.llm.litellm_import import import_litellm
 
             response = await import_litellm().acompletion(
                 model=model, messages=[{"role": "user", "content": "warm"}], stream=True,
@@ -88,7 +88,7 @@ async def _rehearse(model: str) -> None:
 
 def warm(model: str) -> None:
     """Everything a first request to `model` loads; in litellm's thread (it blocks)."""
-    from ikigai_tui.llm.litellm_provider import import_litellm
+    from ikigai_tui.llm.litellm_import import import_litellm
 
     import_litellm()
     if model in _preloaded:

@@ -16,7 +16,8 @@ import pytest
 
 from ikigai_tui.core.provider import Request, TextDelta
 from ikigai_tui.llm import litellm_thread
-from ikigai_tui.llm.litellm_provider import LiteLLMProvider, import_litellm
+from ikigai_tui.llm.litellm_import import import_litellm
+from ikigai_tui.llm.litellm_provider import LiteLLMProvider
 from ikigai_tui.llm.providers import Providers
 from tests.fakes.server import Fault, Reply
 from tests.integration.provider_helpers import MODELS, base_for

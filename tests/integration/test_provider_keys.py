@@ -12,7 +12,7 @@ import pytest
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, TurnFinished
 from ikigai_tui.llm.errors import classify, one_line
-from ikigai_tui.llm.litellm_provider import import_litellm
+from ikigai_tui.llm.litellm_import import import_litellm
 from tests.fakes.server import Reply
 from tests.integration.provider_helpers import KEY_VARIABLES, MODELS, base_for
 
