@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stall import LagProbe  # noqa: E402
 
-APP_MODULE = "ikigai_tui.tui.app"
+APP_MODULE = "ikigai_tui.runtime"  # where create_app lives (the composition root)
 _run = asyncio.run
 _record: dict = {"start": None, "stalls": [], "litellm": False}
 

@@ -106,7 +106,8 @@ class Watch:
 
 def drive(db: str, model: str, profile: bool = False, watch: bool = False) -> dict:
     from ikigai_tui import config
-    from ikigai_tui.tui.app import IkigaiApp, create_app
+    from ikigai_tui.runtime import create_app
+    from ikigai_tui.tui.app import IkigaiApp
     from ikigai_tui.tui.widgets.scrollback import Scrollback
     from textual.app import App
 

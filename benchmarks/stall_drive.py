@@ -108,7 +108,7 @@ async def _send(mode: str, db: str, model: str = "openai/gpt-4o") -> dict:
     from ikigai_tui import config
     from ikigai_tui.core.notices import TurnFinished
     from ikigai_tui.llm import litellm_thread
-    from ikigai_tui.tui.app import IkigaiApp
+    from ikigai_tui.runtime import create_app
 
     problems: list[str] = []
     with FakeProvider() as fake:
@@ -119,7 +119,7 @@ async def _send(mode: str, db: str, model: str = "openai/gpt-4o") -> dict:
         base = fake.openai_base if provider == "openai" else fake.base_url
         cfg = config.load(db=db, model=model, api_base=base, env={},
                           config_path=str(Path(db).with_name("no-config.toml")))
-        app = IkigaiApp(cfg)
+        app = create_app(cfg)
         finished = asyncio.Event()
         async with app.run_test(size=SIZE) as pilot:
             app.session.listeners.append(

@@ -89,7 +89,8 @@ def drive_paint(kind: str, db: str) -> None:
         imported_at = perf()
         app = Minimal()
     else:
-        from ikigai_tui.tui.app import IkigaiApp, create_app
+        from ikigai_tui.runtime import create_app
+        from ikigai_tui.tui.app import IkigaiApp
         from ikigai_tui.tui.widgets.scrollback import Scrollback
 
         imported_at = perf()
@@ -159,7 +160,8 @@ _PATCHED: set[str] = set()
 async def _open(db: str):
     """The app at 120x40 (run it under run_test), and an event set after its first refresh
     (the gauge and the tree: the focused agent's replayer is loaded by then)."""
-    from ikigai_tui.tui.app import IkigaiApp, create_app
+    from ikigai_tui.runtime import create_app
+    from ikigai_tui.tui.app import IkigaiApp
     from textual.app import App
 
     if "open" not in _PATCHED:

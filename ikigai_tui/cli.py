@@ -238,7 +238,7 @@ async def _dispatch(args: argparse.Namespace, config: Config) -> int:
 
 
 def _tui(args: argparse.Namespace, config: Config) -> int:
-    from ikigai_tui.tui.app import create_app
+    from ikigai_tui.runtime import create_app
 
     app = create_app(config, model_override=args.model)
     app.run()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.config import Config, ConfigError
 from ikigai_tui.core.memory.sandbox import MemoryLimits
@@ -15,6 +16,9 @@ from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.providers import default_model as model_for_keys
+
+if TYPE_CHECKING:
+    from ikigai_tui.tui.app import IkigaiApp
 
 
 def default_model(config: Config) -> str:
@@ -88,3 +92,17 @@ def compaction_settings(config: Config, providers: Providers) -> CompactionSetti
 async def close_session(session: Session) -> None:
     await session.close()
     await session.store.close()
+
+
+def create_app(config: Config, *, new_id: Callable[[], str] | None = None,
+               session_factory: Callable[[Config], Awaitable[Session]] | None = None,
+               **options: Any) -> IkigaiApp:
+    """The full-screen app as the CLI starts it (tests build it the same way): over the
+    configured database and providers, or the session `session_factory` opens; exact
+    token counts from worker processes once its first frame is drawn."""
+    from ikigai_tui.llm import token_worker
+    from ikigai_tui.tui.app import IkigaiApp
+
+    return IkigaiApp(config, session_factory=session_factory or (
+        lambda config: open_session(config, new_id=new_id)), session_closer=close_session,
+        first_frame=token_worker.install, **options)

@@ -26,7 +26,6 @@ from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.heap import freeze_at_start, trim
-from ikigai_tui.runtime import close_session, open_session
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
@@ -57,6 +56,7 @@ if TYPE_CHECKING:
     from ikigai_tui.tui.submit import SubmitController
 
 SessionFactory = Callable[[Config], Awaitable[Session]]
+SessionCloser = Callable[[Session], Awaitable[None]]
 
 
 class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, QueueActions,
@@ -66,17 +66,19 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
     COMMANDS = App.COMMANDS | {SlashCommands}
     BINDINGS = bindings.APP  # each with an id, for the [keymap] (tui/keymap.py)
 
-    def __init__(self, config: Config, *, new_id: Callable[[], str] | None = None,
-                 db_label: str | None = None, model_override: str | None = None,
-                 session_factory: SessionFactory | None = None) -> None:
-        """`session_factory` opens the session the app shows (default: the runtime's, over
-        the configured database and providers); tests hand their own instead of patching."""
+    def __init__(self, config: Config, *, session_factory: SessionFactory,
+                 session_closer: SessionCloser, first_frame: Callable[[], None] = lambda: None,
+                 db_label: str | None = None, model_override: str | None = None) -> None:
+        """Handed by the composition root (runtime.create_app): `session_factory` opens the
+        session the app shows, `session_closer` closes it and its store, `first_frame`
+        runs once the first frame is drawn (the token worker's install)."""
         super().__init__()
         freeze_at_start()
         strip_cycles.install()  # painted lines freed when dropped, not by the collector
         self.config = config
-        self.open_session: SessionFactory = session_factory or (
-            lambda config: open_session(config, new_id=new_id))
+        self.open_session = session_factory
+        self.close_session = session_closer
+        self.first_frame = first_frame
         self.model_override = model_override
         self.session: Session | None = None
         self.focused_agent: str | None = None
@@ -153,7 +155,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         except StoreError as exc:  # a damaged page or a full disk, met while loading
             self.startup_error = str(exc)
             self.session = None
-            await close_session(session)
+            await self.close_session(session)
             self.exit(return_code=1)
 
     def compose(self) -> ComposeResult:
@@ -192,7 +194,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         if self.session is not None:
             session, self.session = self.session, None
             with contextlib.suppress(Exception):
-                await close_session(session)
+                await self.close_session(session)
 
     # -- session notices ---------------------------------------------------------
 
@@ -401,9 +403,4 @@ def _full(session: Session, model: str) -> str:
         return model
 
 
-def create_app(config: Config, **options) -> IkigaiApp:
-    """The app as the CLI starts it; tests build it the same way."""
-    return IkigaiApp(config, **options)
-
-
-__all__ = ["IkigaiApp", "create_app", "CommandError", "ProviderError"]
+__all__ = ["IkigaiApp", "CommandError", "ProviderError"]

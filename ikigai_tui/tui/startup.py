@@ -15,6 +15,7 @@ way, as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.ports import StoreError
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 class AfterFirstFrame:
     # Held by IkigaiApp (declared here for readers and type checkers).
     session: Session | None
+    first_frame: Callable[[], None]
     focused_agent: str | None
     panes: Panes
     _agents_loaded = False  # _load_agents has replayed every agent
@@ -35,11 +37,10 @@ class AfterFirstFrame:
 
     def _after_first_frame(self) -> None:
         """Called by on_mount after the first refresh (see the module's docstring)."""
-        # Exact token counts (OpenAI models) from a worker process: building tiktoken's
-        # tables here would freeze the screen (core/encoders.py); before the first count.
-        from ikigai_tui.llm import token_worker
-
-        token_worker.install()
+        # What the composition root asks for now: exact token counts (OpenAI models) from
+        # a worker process (llm/token_worker.py), as building tiktoken's tables here would
+        # freeze the screen (core/encoders.py); before the first count.
+        self.first_frame()
         self.schedule_refresh()
         self.run_worker(self._load_agents(), group="load", exclusive=True)
         start_markdown()  # for the first reply (a page without replies drew no Markdown)

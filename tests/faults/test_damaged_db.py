@@ -254,7 +254,7 @@ def test_the_full_screen_program_starts_with_one_line_on_a_damaged_log(events_le
     """The TUI loads the focused agent's page before its first frame: the damage met
     there ends it with the same one line (printed by the CLI), status 1."""
     from ikigai_tui.config import load
-    from ikigai_tui.tui.app import create_app
+    from ikigai_tui.runtime import create_app
 
     app = create_app(load(db=str(events_leaf)))
 

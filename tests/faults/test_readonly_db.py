@@ -96,7 +96,7 @@ def test_a_read_only_file_is_read_and_never_written_or_re_moded(original, expect
 def test_the_full_screen_program_refuses_a_read_only_file_in_one_line(original, tmp_path):
     """The TUI opens the log before the screen switches: its error is the same line."""
     from ikigai_tui.config import load
-    from ikigai_tui.tui.app import create_app
+    from ikigai_tui.runtime import create_app
 
     db = tmp_path / "ro.db"
     shutil.copy(original, db)

@@ -111,7 +111,7 @@ def test_the_app_never_imports_litellm_on_the_offline_model(tmp_path):
     script = (
         "import asyncio, sys, threading\n"
         "from ikigai_tui import config\n"
-        "from ikigai_tui.tui.app import create_app\n"
+        "from ikigai_tui.runtime import create_app\n"
         f"cfg = config.load(db={str(tmp_path / 'a.db')!r}, model='offline', env={{}},\n"
         f"                  config_path={str(tmp_path / 'none.toml')!r})\n"
         "async def main():\n"
@@ -140,7 +140,7 @@ async def test_the_app_preloads_a_real_model_once_it_is_ready(tmp_path, monkeypa
     from ikigai_tui import config
     from ikigai_tui.core.events import AgentRecord, WriteBatch
     from ikigai_tui.core.sqlite.store import Store
-    from ikigai_tui.tui.app import create_app
+    from ikigai_tui.runtime import create_app
 
     db = tmp_path / "a.db"
     store = await Store.open(db)
@@ -187,7 +187,7 @@ async def test_the_app_preloads_a_real_model_once_it_is_ready(tmp_path, monkeypa
 
 async def test_the_app_preloads_a_real_model_after_its_first_frame(tmp_path, monkeypatch):
     from ikigai_tui import config
-    from ikigai_tui.tui.app import create_app
+    from ikigai_tui.runtime import create_app
 
     asked: list[tuple[str, bool]] = []
     app = None

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import ikigai_tui
 from ikigai_tui import config as config_module
-from ikigai_tui.tui.app import create_app
+from ikigai_tui.runtime import create_app
 from ikigai_tui.tui.styles_path import STYLES
 
 site = Path(sysconfig.get_paths()["purelib"]).resolve()

@@ -25,7 +25,8 @@ from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.runtime import open_session
-from ikigai_tui.tui.app import IkigaiApp, create_app
+from ikigai_tui.runtime import create_app
+from ikigai_tui.tui.app import IkigaiApp
 
 SIZE = (120, 40)
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"

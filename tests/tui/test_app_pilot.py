@@ -7,7 +7,7 @@ import asyncio
 
 from ikigai_tui.core.window import CONTEXT_FULL
 from ikigai_tui.runtime import open_session
-from ikigai_tui.tui.app import create_app
+from ikigai_tui.runtime import create_app
 
 from .conftest import (
     DB_LABEL, SIZE, agent_named, all_lines, conversation, events_of, id_counter, idle,

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from ikigai_tui import diagnostics
-from ikigai_tui.tui.app import create_app
+from ikigai_tui.runtime import create_app
 
 from .conftest import SIZE, make_config, settle
 

@@ -8,7 +8,7 @@ import pytest
 
 from ikigai_tui import config as config_module
 from ikigai_tui.runtime import open_session
-from ikigai_tui.tui.app import create_app
+from ikigai_tui.runtime import create_app
 from ikigai_tui.tui.screens.matching import MatchingScreen
 from ikigai_tui.tui.screens.preview import PreviewScreen
 from tests.fakes.server import Fault, FakeProvider

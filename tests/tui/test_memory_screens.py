@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 
 from ikigai_tui.runtime import open_session
-from ikigai_tui.tui.app import create_app
+from ikigai_tui.runtime import create_app
 from ikigai_tui.tui.screens.memory import MemoryFileScreen, MemoryScreen
 from ikigai_tui.tui.screens.memory_diff import MemoryDiffScreen
 from tests.fakes.server import FakeProvider, Reply
