@@ -64,6 +64,10 @@ import tui  # noqa: E402
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
 from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.core.matching import embedder as embedders  # noqa: E402
+from ikigai_tui.embed import default_embedder  # noqa: E402
+
+embedders.use(default_embedder)  # sessions opened here match as the program's do
 from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 # The modules whose figures follow this file's own, in this order.

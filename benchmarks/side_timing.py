@@ -21,6 +21,10 @@ from figure import fmt  # noqa: E402
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
 from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.core.matching import embedder as embedders  # noqa: E402
+from ikigai_tui.embed import default_embedder  # noqa: E402
+
+embedders.use(default_embedder)  # sessions opened here match as the program's do
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")

@@ -10,6 +10,7 @@ from ikigai_tui.config import Config, ConfigError
 from ikigai_tui.core.memory.sandbox import MemoryLimits
 from ikigai_tui.core.memory.service import MemorySettings, attach_memory, default_root
 from ikigai_tui.core.compaction import CompactionSettings
+from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
@@ -18,6 +19,7 @@ from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.providers import default_model as model_for_keys
 
 if TYPE_CHECKING:
+    from ikigai_tui.core.matching.embedder import Embedder
     from ikigai_tui.tui.app import IkigaiApp
 
 
@@ -43,6 +45,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
     """Open (or, with create, make) the database and the session over it. With readonly
     the file is opened read-only (for reports): nothing is created, written or re-moded."""
     return_big_blocks()  # before the first big message: see heap.py
+    embedders.use(_default_embedder)  # the local matcher's model (loads on first use)
     providers = Providers(
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
         model_input_limits=config.model_input_limits,
@@ -92,6 +95,12 @@ def compaction_settings(config: Config, providers: Providers) -> CompactionSetti
 async def close_session(session: Session) -> None:
     await session.close()
     await session.store.close()
+
+
+def _default_embedder() -> Embedder:
+    from ikigai_tui.embed import default_embedder  # its module: when a matcher is made
+
+    return default_embedder()
 
 
 def create_app(config: Config, *, new_id: Callable[[], str] | None = None,

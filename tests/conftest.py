@@ -11,13 +11,19 @@ import pytest
 
 from ikigai_tui.core import encoders
 from ikigai_tui.core.encoders import LocalEncoder
+from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.embed import default_embedder
 from ikigai_tui.llm.providers import Providers
 
 # Read by Textual at import: unset before any test imports it (see STACK.md).
 for _name in ("NO_COLOR", "TEXTUAL_THEME"):
     os.environ.pop(_name, None)
+
+# A session the tests open themselves (not through runtime.open_session) matches with the
+# program's embedder, as one the runtime opens does.
+embedders.use(default_embedder)
 
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 

@@ -1,10 +1,14 @@
 """What the local matcher needs from an embedding model (the model itself lives outside
-the core, in ikigai_tui/embed/, and is handed in by whoever builds the matcher)."""
+the core, in ikigai_tui/embed/, and is handed in by whoever builds the matcher): a
+session's own (Session.embedder), else the process's default, which the composition
+root installs (runtime.open_session: `use(default_embedder)`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
+
+from ikigai_tui.core.commands import CommandError
 
 
 class Embedder(Protocol):
@@ -21,3 +25,20 @@ class Embedder(Protocol):
         text's token vectors (zeros for a text with no tokens), and an int array of token
         counts. Blocking and CPU-bound: the matcher calls it in a worker thread."""
         ...
+
+
+_factory: Callable[[], Embedder] | None = None
+
+
+def use(factory: Callable[[], Embedder]) -> None:
+    """Make the process's default embedder with `factory` from now on (cheap: a model
+    loads on its first embed call)."""
+    global _factory
+    _factory = factory
+
+
+def default() -> Embedder:
+    """The process's default embedder; a one-line error when none was installed."""
+    if _factory is None:
+        raise CommandError("no embedding model is installed for the local matcher")
+    return _factory()

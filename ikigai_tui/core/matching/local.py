@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.gateway import RequestCancelled
 from ikigai_tui.core.matching import Candidate, Match, MatchReport, ProgressFn
+from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.matching.embedder import Embedder
 from ikigai_tui.core.matching.local_words import Terms, word_scores
 from ikigai_tui.core.ports import MatchIndex, StoreError
@@ -61,14 +62,10 @@ class LocalMatcher:
 
     @classmethod
     def over(cls, index: MatchIndex, embedder: Embedder | None) -> LocalMatcher:
-        """A matcher over `index` with `embedder`, or the program's default embedder (its
-        model loads on the first match). Its owner keeps it: it holds the loaded model
-        and the vectors it read."""
-        if embedder is None:
-            from ikigai_tui.embed import default_embedder
-
-            embedder = default_embedder()
-        return cls(index, embedder)
+        """A matcher over `index` with `embedder`, or the process's default embedder (its
+        model loads on the first match; core/matching/embedder.py). Its owner keeps it: it
+        holds the loaded model and the vectors it read."""
+        return cls(index, embedder if embedder is not None else embedders.default())
 
     async def match(self, criteria: str, mode: str, candidates: Sequence[Candidate], *,
                     progress: ProgressFn | None = None,
