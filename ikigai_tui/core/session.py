@@ -10,11 +10,9 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
-from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
 from ikigai_tui.core.leases import LeaseKeeper, busy_message
 from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactionSettings
@@ -32,8 +30,7 @@ from ikigai_tui.core.session_services import SessionServices
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
 if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen's first frame)
-    from ikigai_tui.core.command_bus import CommandBus, Pending
-    from ikigai_tui.core.command_context import CommandServices
+    from ikigai_tui.core.command_bus import Pending
     from ikigai_tui.core.context import Plan
     from ikigai_tui.core.matching.embedder import Embedder
     from ikigai_tui.core.proposals import Reviewer, Verdict
@@ -176,13 +173,6 @@ class Session(SessionServices):
     def model_of(self, agent: AgentRuntime) -> str:
         return self.models.model_of(agent)
 
-    @cached_property
-    def commands(self) -> CommandBus:
-        from ikigai_tui.core.command_bus import CommandBus
-        return CommandBus(REGISTRY, READ_ONLY, services=self._services, replayer=self.replayer,
-                          commit=self._commit_command, dead_error=self._dead_error,
-                          busy_elsewhere=self._busy_elsewhere)
-
     async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
         """What the agent's next request holds: window, tokens, state (and messages)."""
         return await self.contexts.plan(agent_id, messages=messages)
@@ -229,16 +219,6 @@ class Session(SessionServices):
         if (holder := await self.leases.elsewhere(agent_id)) is not None:
             raise CommandError(busy_message(self.tree.label(agent_id), holder)
                                + "; try again when its turn ends")
-
-    def _services(self) -> CommandServices:
-        from ikigai_tui.core.command_context import CommandServices
-        return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
-                               self.model_of, self.measure, self.meter, self.start_if_pending,
-                               self.cancel_turns, self.notify, self.matcher, self.usages.totals,
-                               self.store.page, memory=lambda: self.memory,
-                               compactor=self.compactor, bodies=self.bodies,
-                               search=self.store.search, elsewhere=self.leases.elsewhere,
-                               key_warning=self.key_warning, replayer=self.replayer)
 
     async def _commit_command(self, batch: WriteBatch) -> list[Event]:
         try:

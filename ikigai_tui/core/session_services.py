@@ -12,6 +12,13 @@ from ikigai_tui.core.usage_service import UsageService
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
+    from ikigai_tui.core.command_bus import CommandBus
+    from ikigai_tui.core.command_context import CommandServices
+    from ikigai_tui.core.commands import CommandError
+    from ikigai_tui.core.events import Event, WriteBatch
+    from ikigai_tui.core.leases import LeaseKeeper
+    from ikigai_tui.core.notices import Notice
+    from ikigai_tui.core.window import ContextMeter, Window
     from ikigai_tui.core.bodies import Bodies
     from ikigai_tui.core.compaction.service import Compactor
     from ikigai_tui.core.context import ContextService
@@ -34,8 +41,24 @@ class SessionServices:
     bodies: Bodies
     factors: dict[str, tuple[float, int]]
     embedder: Embedder | None
+    leases: LeaseKeeper
 
     async def replayer(self, agent_id: str) -> Replayer: ...
+
+    # Session's, for the command path's wiring below.
+    def new_id(self) -> str: ...
+    def check_model(self, model: str) -> str: ...
+    def budget_of(self, agent: AgentRuntime) -> int: ...
+    def model_of(self, agent: AgentRuntime) -> str: ...
+    async def measure(self, agent_id: str) -> Window: ...
+    def meter(self, agent: AgentRuntime) -> ContextMeter: ...
+    def start_if_pending(self, agent_id: str) -> Any: ...
+    async def cancel_turns(self, agent_ids: list[str]) -> None: ...
+    def notify(self, notice: Notice) -> None: ...
+    def key_warning(self, model: str) -> str | None: ...
+    async def _commit_command(self, batch: WriteBatch) -> list[Event]: ...
+    def _dead_error(self, agent_id: str) -> CommandError: ...
+    async def _busy_elsewhere(self, agent_id: str) -> None: ...
 
     @cached_property
     def contexts(self) -> ContextService:
@@ -83,3 +106,22 @@ class SessionServices:
         from ikigai_tui.core.matching.local import LocalMatcher
 
         return LocalMatcher.over(self.store, self.embedder)
+
+    @cached_property
+    def commands(self) -> CommandBus:
+        from ikigai_tui.core.command_bus import CommandBus
+        from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
+
+        return CommandBus(REGISTRY, READ_ONLY, services=self._services, replayer=self.replayer,
+                          commit=self._commit_command, dead_error=self._dead_error,
+                          busy_elsewhere=self._busy_elsewhere)
+
+    def _services(self) -> CommandServices:
+        from ikigai_tui.core.command_context import CommandServices
+        return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
+                               self.model_of, self.measure, self.meter, self.start_if_pending,
+                               self.cancel_turns, self.notify, self.matcher, self.usages.totals,
+                               self.store.page, memory=lambda: self.memory,
+                               compactor=self.compactor, bodies=self.bodies,
+                               search=self.store.search, elsewhere=self.leases.elsewhere,
+                               key_warning=self.key_warning, replayer=self.replayer)
