@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         error(problem)
         return USAGE
-    from ikigai_tui import diagnostics
+    from ikigai_tui.support import diagnostics
 
     diagnostics.start(debug=bool(args.debug or args.debug_content), content=bool(args.debug_content),
                       command=args.command)

@@ -16,7 +16,7 @@ from pathlib import Path
 from ikigai_tui.config import Config
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.sqlite.recover import recover
-from ikigai_tui.inert import sanitize
+from ikigai_tui.support.inert import sanitize
 from ikigai_tui.runtime import close_session, open_session
 
 MAX_SHOWN = 20  # integrity findings listed; the rest are counted

@@ -20,7 +20,7 @@ from ikigai_tui.core.measure_words import sent_and_history
 from ikigai_tui.core.memory.change import words as memory_words
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.filter_context import id_ranges
-from ikigai_tui.inert import dumps
+from ikigai_tui.support.inert import dumps
 from ikigai_tui.runtime import close_session, open_session
 
 

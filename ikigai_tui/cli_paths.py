@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 
 from ikigai_tui.cli_print import Channel
-from ikigai_tui.config import Config, default_log_dir, memories_dir
-from ikigai_tui.inert import dumps
+from ikigai_tui.config import Config, memories_dir
+from ikigai_tui.support.diagnostics import default_log_dir
+from ikigai_tui.support.inert import dumps
 
 
 def locations(config: Config) -> dict[str, str]:

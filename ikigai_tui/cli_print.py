@@ -16,7 +16,7 @@ import os
 import sys
 from typing import TextIO
 
-from ikigai_tui.inert import sanitize
+from ikigai_tui.support.inert import sanitize
 
 
 class Channel:

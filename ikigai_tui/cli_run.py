@@ -178,7 +178,7 @@ async def _lines(path: str | None, prompt: bool) -> AsyncIterator[str | BadLine]
 
     def read() -> None:
         # A line so far, grown in place: a 10 MB line is one buffer (of its own mapping,
-        # returned when freed: heap.py), not 160 pieces left in the heap and a joined copy.
+        # returned when freed: support/heap.py), not 160 pieces left in the heap and a joined copy.
         pending = bytearray()
         while True:
             try:

@@ -42,7 +42,7 @@ from ikigai_tui.core.notices import (
 from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.usage import UsageLedger
-from ikigai_tui.inert import dumps
+from ikigai_tui.support.inert import dumps
 
 FORMATS = ("text", "json", "stream-json")
 SUBTYPES = {0: "success", 1: "error", 2: "error"}  # any other status: interrupted

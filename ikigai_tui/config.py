@@ -76,11 +76,6 @@ def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP)) / "config.toml"
 
 
-def default_log_dir() -> Path:
-    """Where `--debug` writes its logs (on Linux ~/.local/state/ikigai/log)."""
-    return Path(platformdirs.user_log_dir(APP))
-
-
 def memories_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP)) / "memories"
 

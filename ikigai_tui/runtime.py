@@ -14,7 +14,7 @@ from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
-from ikigai_tui.heap import return_big_blocks
+from ikigai_tui.support.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.providers import default_model as model_for_keys
 
@@ -44,7 +44,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                        new_id: Callable[[], str] | None = None) -> Session:
     """Open (or, with create, make) the database and the session over it. With readonly
     the file is opened read-only (for reports): nothing is created, written or re-moded."""
-    return_big_blocks()  # before the first big message: see heap.py
+    return_big_blocks()  # before the first big message: see support/heap.py
     embedders.use(_default_embedder)  # the local matcher's model (loads on first use)
     providers = Providers(
         config.offline_delay, api_base=config.api_base, model_api_bases=config.model_api_bases,
@@ -53,7 +53,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
         aliases=config.aliases,
     )
     check_models(config, providers)  # before the database: a bad name writes nothing
-    from ikigai_tui import diagnostics
+    from ikigai_tui.support import diagnostics
 
     watched = diagnostics.watch(providers)  # --debug: requests' sizes and timings logged
     store = await Store.open(config.db, create=create and not readonly, readonly=readonly)

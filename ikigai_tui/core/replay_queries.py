@@ -11,7 +11,7 @@ from typing import NamedTuple
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
 from ikigai_tui.core.replay_context import Context
 from ikigai_tui.core.replay_rows import Entry, Rows
-from ikigai_tui.inert import sanitize
+from ikigai_tui.support.inert import sanitize
 
 
 class Mark(NamedTuple):

@@ -8,7 +8,7 @@ import os
 import threading
 from typing import Any
 
-from ikigai_tui.heap import collector_paused
+from ikigai_tui.support.heap import collector_paused
 from ikigai_tui.llm import lazy_encoding
 from ikigai_tui.llm.gentle_json import python_json_here
 
@@ -23,7 +23,7 @@ def import_litellm() -> Any:
         if _litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
-            # Its ~300,000 objects (heap.py) and its big JSON files (gentle_json.py): in
+            # Its ~300,000 objects (support/heap.py) and its big JSON files (gentle_json.py): in
             # steps short enough for the event loop to run between them.
             with collector_paused(), python_json_here():
                 import litellm

@@ -24,7 +24,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from ikigai_tui.heap import collector_paused, freeze_imported
+from ikigai_tui.support.heap import collector_paused, freeze_imported
 
 T = TypeVar("T")
 _lock = threading.Lock()
@@ -60,7 +60,7 @@ def preload(model: str) -> concurrent.futures.Future:
 
 
 async def _preload(model: str) -> None:
-    with collector_paused():  # no collection walks the growing heap meanwhile: see heap.py
+    with collector_paused():  # no collection walks the growing heap meanwhile: see support/heap.py
         await _rehearse(model)
     freeze_imported()  # litellm's ~300,000 objects: out of the collector's walks
     _ready.add(model)

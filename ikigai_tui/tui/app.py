@@ -25,7 +25,7 @@ from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.window import CONTEXT_FULL
-from ikigai_tui.heap import freeze_at_start, trim
+from ikigai_tui.support.heap import freeze_at_start, trim
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
@@ -274,7 +274,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self._show_status()
         await self.panes.refresh_titles_and_rules(shown)
         self._after_refresh()
-        if not self._trimmed:  # the first read the log: what it freed goes back (heap.py)
+        if not self._trimmed:  # the first read the log: what it freed goes back (support/heap.py)
             self._trimmed = trim()
 
     def _show_status(self) -> None:

@@ -1,5 +1,5 @@
 """An exception inside the full screen is never swallowed: its traceback goes to the log
-(diagnostics.py) and the user is told where. A failed background job (a worker) is a
+(support/diagnostics.py) and the user is told where. A failed background job (a worker) is a
 notice naming the log, and the screen goes on; an error in the interface itself ends
 the program, and the command line says in one line where the traceback is."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikigai_tui import diagnostics
+from ikigai_tui.support import diagnostics
 
 
 def summary(error: BaseException) -> str:

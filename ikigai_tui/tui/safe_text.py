@@ -1,4 +1,4 @@
-"""Make untrusted text inert before it reaches the terminal (see `ikigai_tui.inert`).
+"""Make untrusted text inert before it reaches the terminal (see `ikigai_tui.support.inert`).
 
 Always combine `sanitize` with plain rendering (``rich.text.Text`` or ``Content``, never
 markup): `plain` does both.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.style import StyleType
 from rich.text import Text
 
-from ikigai_tui.inert import C1_PLACEHOLDER, sanitize
+from ikigai_tui.support.inert import C1_PLACEHOLDER, sanitize
 
 __all__ = ["C1_PLACEHOLDER", "plain", "sanitize"]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ikigai_tui.core.folders import make_private_folders
+from ikigai_tui.support.folders import make_private_folders
 
 __all__ = ["STATE_NAME", "state_path", "read_state", "write_state", "chosen_theme",
            "start_theme", "ThemeKeeper", "PlaceKeeper"]

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
 
-from ikigai_tui.heap import freeze_imported
+from ikigai_tui.support.heap import freeze_imported
 
 FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*([\w+#.-]+)", re.MULTILINE)
 _markdown: Future | None = None

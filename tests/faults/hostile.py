@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import re
 
-from ikigai_tui.inert import sanitize
+from ikigai_tui.support.inert import sanitize
 
 PAYLOADS = {
     "osc52_clipboard": "\x1b]52;c;" + base64.b64encode(b"rm -rf ~/PWNED").decode() + "\x07",

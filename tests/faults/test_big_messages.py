@@ -238,11 +238,11 @@ def test_storing_10_mb_of_distinct_words_stays_bounded(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc, /proc")
 def test_a_freed_big_block_goes_back_to_the_system():
     # Untuned, glibc serves the second 10 MiB block from its heap (the first one, freed,
-    # raised its mmap threshold) and keeps all 10 MiB when it is freed. heap.py's fixed
+    # raised its mmap threshold) and keeps all 10 MiB when it is freed. support/heap.py's fixed
     # threshold maps each big block on its own, so freeing it returns it.
     code = textwrap.dedent("""
         import re
-        from ikigai_tui.heap import return_big_blocks
+        from ikigai_tui.support.heap import return_big_blocks
 
         def rss():
             return int(re.search(r"VmRSS:\\s+(\\d+)", open("/proc/self/status").read()).group(1))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_tui.core.folders import make_private_folders
+from ikigai_tui.support.folders import make_private_folders
 from ikigai_tui.core.memory.commands import plan
 from ikigai_tui.core.memory.sandbox import Sandbox
 from ikigai_tui.core.schema import SCHEMA_VERSION

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_tui import diagnostics
+from ikigai_tui.support import diagnostics
 from tests.fakes.server import Fault, FakeProvider, Reply
 
 KEY = "sk-live-0123456789abcdefSECRET"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ikigai_tui import diagnostics
+from ikigai_tui.support import diagnostics
 from ikigai_tui.runtime import create_app
 
 from .conftest import SIZE, make_config, settle

@@ -13,7 +13,7 @@ import gc
 
 import pytest
 
-from ikigai_tui import heap
+from ikigai_tui.support import heap
 from ikigai_tui.core.notices import StreamDelta
 from ikigai_tui.tui.widgets.scrollback import Scrollback
 

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from ikigai_tui.heap import collector_paused
+from ikigai_tui.support.heap import collector_paused
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ikigai_tui.core.folders import make_private_folder, make_private_folders
+from ikigai_tui.support.folders import make_private_folder, make_private_folders
 
 PREFIX = "/memories"
 MAX_NAME = 255  # bytes of one name

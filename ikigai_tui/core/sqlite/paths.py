@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 from urllib.parse import quote
 
-from ikigai_tui.core.folders import make_private_folders
+from ikigai_tui.support.folders import make_private_folders
 from ikigai_tui.core.sqlite.errors import READERS_STILL_WORK, StoreError
 
 

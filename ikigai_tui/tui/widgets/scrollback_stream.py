@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from textual.geometry import Size
 from textual.timer import Timer
 
-from ikigai_tui.heap import collect, defer_full_collections, resume_full_collections
+from ikigai_tui.support.heap import collect, defer_full_collections, resume_full_collections
 from ikigai_tui.tui.widgets.streaming import MarkdownStream
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from ikigai_tui.core.folders import make_private_folders
+from ikigai_tui.support.folders import make_private_folders
 
 LOG_NAME = "ikigai.log"
 MAX_BYTES = 5 * 1024 * 1024
@@ -35,9 +35,14 @@ _SECRET_SHAPES = re.compile(
     r"|(?i:x-api-key|api[_-]?key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._-]{8,})")
 
 
-def log_path() -> Path:
-    from ikigai_tui.config import default_log_dir
+def default_log_dir() -> Path:
+    """Where `--debug` writes its logs (on Linux ~/.local/state/ikigai/log)."""
+    import platformdirs
 
+    return Path(platformdirs.user_log_dir("ikigai"))
+
+
+def log_path() -> Path:
     return default_log_dir() / LOG_NAME
 
 

@@ -1,0 +1,2 @@
+"""Dependency-free helpers every layer may use: inert text, heap tuning, private
+folders, the debug log."""
