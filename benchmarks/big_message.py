@@ -110,7 +110,7 @@ def child(base: str, db: str, out: str) -> None:
     from ikigai_tui.llm.litellm_import import import_litellm
 
     import_litellm()
-    import ikigai_tui.cli_run as cli_run
+    import ikigai_tui.cli.run as cli_run
     from ikigai_tui.cli import main
 
     opened: list[float] = []

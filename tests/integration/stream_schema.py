@@ -1,4 +1,4 @@
-"""The JSON schema of `--output-format stream-json` (README, cli_stream.py) and a small
+"""The JSON schema of `--output-format stream-json` (README, cli/stream.py) and a small
 validator for the part of JSON Schema it uses (type, enum, required, properties,
 additionalProperties: false, items), so the tests need no jsonschema package."""
 

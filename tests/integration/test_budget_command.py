@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ikigai_tui.cli_output import context_data
+from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.commands_settings import parse_budget
 from ikigai_tui.core.session import Session, SessionSettings

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from ikigai_tui.cli import build_parser
-from ikigai_tui.cli_completion import script
+from ikigai_tui.cli.completion import script
 
 CLI = f"{sys.executable} -m ikigai_tui"
 

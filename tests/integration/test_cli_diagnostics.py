@@ -89,7 +89,8 @@ def test_no_debug_no_log_file(ikigai, tmp_path):
 
 
 def test_a_defect_is_one_line_naming_the_log(tmp_path, monkeypatch, capsys):
-    from ikigai_tui import cli, cli_output
+    from ikigai_tui import cli
+    from ikigai_tui.cli import output as cli_output
 
     async def broken(args, config):
         raise RuntimeError("boom in the report")

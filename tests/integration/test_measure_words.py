@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from ikigai_tui.cli_output import context_data
+from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.session import Session, SessionSettings

@@ -144,7 +144,7 @@ def test_litellm_is_imported_only_for_requests(tmp_path, fake):
         "import ikigai_tui.core as core\n"
         "for m in pkgutil.iter_modules(core.__path__):\n"
         "    importlib.import_module('ikigai_tui.core.' + m.name)\n"
-        "for name in ('ikigai_tui.cli', 'ikigai_tui.cli_run', 'ikigai_tui.cli_output',\n"
+        "for name in ('ikigai_tui.cli', 'ikigai_tui.cli.run', 'ikigai_tui.cli.output',\n"
         "             'ikigai_tui.config', 'ikigai_tui.runtime', 'ikigai_tui.llm.providers',\n"
         "             'ikigai_tui.llm.errors', 'ikigai_tui.llm.offline',\n"
         "             'ikigai_tui.llm.litellm_provider'):\n"

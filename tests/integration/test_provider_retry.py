@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ikigai_tui.cli_output import context_data
+from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.notices import ErrorNotice
 from tests.fakes.server import Fault, Reply

@@ -13,7 +13,7 @@ import pytest
 
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.compaction.pruned import CUT_NOTE, HEADING, KIND
-from ikigai_tui.cli_output import context_data
+from ikigai_tui.cli.output import context_data
 from tests.fakes.server import Fault
 from tests.integration.pruned_helpers import (
     BUDGET, WORDS, Provider, body_text, harness, notes, pruned_ids, sent_ids, system_of,

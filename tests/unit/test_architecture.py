@@ -57,7 +57,7 @@ def test_each_core_module_allowed_a_driver_still_needs_it(module):
 
 
 def test_cli_start_up_does_not_import_litellm():
-    statement = "import ikigai_tui.cli, ikigai_tui.cli_run, ikigai_tui.cli_output, ikigai_tui.runtime"
+    statement = "import ikigai_tui.cli, ikigai_tui.cli.run, ikigai_tui.cli.output, ikigai_tui.runtime"
     assert "litellm" not in _loaded_after_import(statement)
 
 

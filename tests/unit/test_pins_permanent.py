@@ -4,7 +4,7 @@ kept by /clear; /pins, /context and `context --json` show each with its tokens."
 
 from __future__ import annotations
 
-from ikigai_tui.cli_output import context_data
+from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.events import WriteBatch
 from tests.unit.window_helpers import chat
 

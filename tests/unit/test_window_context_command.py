@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from ikigai_tui.cli_output import context_data
+from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.limits import format_percent, format_tokens
 from ikigai_tui.core.tokens import TokenCounter

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.cli_output import context_data
+from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.provider import Limits
 from ikigai_tui.core.window import CONTEXT_FULL

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ikigai_tui.cli_print import Channel
+from ikigai_tui.cli.print_mode import Channel
 from ikigai_tui.config import Config, memories_dir
 from ikigai_tui.support.diagnostics import default_log_dir
 from ikigai_tui.support.inert import dumps

@@ -34,7 +34,7 @@ import time
 from typing import Any, TextIO
 
 from ikigai_tui import __version__
-from ikigai_tui.cli_print import Channel
+from ikigai_tui.cli.print_mode import Channel
 from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta,

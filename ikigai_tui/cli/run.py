@@ -11,9 +11,9 @@ import threading
 from collections.abc import AsyncIterator
 from typing import NamedTuple, TextIO
 
-from ikigai_tui.cli_output import resolve_agent
-from ikigai_tui.cli_print import Channel
-from ikigai_tui.cli_stream import JsonPrinter
+from ikigai_tui.cli.output import resolve_agent
+from ikigai_tui.cli.print_mode import Channel
+from ikigai_tui.cli.stream import JsonPrinter
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.memory.service import memory_of

@@ -12,9 +12,9 @@ import asyncio
 import signal
 import sys
 
-from ikigai_tui.cli_output import resolve_agent
-from ikigai_tui.cli_run import make_printer, switch_model
-from ikigai_tui.cli_stream import JsonPrinter
+from ikigai_tui.cli.output import resolve_agent
+from ikigai_tui.cli.run import make_printer, switch_model
+from ikigai_tui.cli.stream import JsonPrinter
 from ikigai_tui.config import Config, ConfigError, OptionError
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.ports import StoreError

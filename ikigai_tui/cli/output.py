@@ -10,7 +10,7 @@ import re
 import sys
 from typing import Any
 
-from ikigai_tui.cli_print import Channel
+from ikigai_tui.cli.print_mode import Channel
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.commands import CommandError

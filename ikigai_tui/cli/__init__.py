@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from ikigai_tui import __version__
-from ikigai_tui.cli_print import silence, error
+from ikigai_tui.cli.print_mode import silence, error
 from ikigai_tui.config import Config, ConfigError, load
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.provider import ProviderError
@@ -221,18 +221,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def _dispatch(args: argparse.Namespace, config: Config) -> int:
     if args.command == "ask" or (args.command is None and args.prompt is not None):
-        from ikigai_tui.cli_ask import ask
+        from ikigai_tui.cli.ask import ask
 
         return await ask(args, config)
     if args.command == "check":
-        from ikigai_tui.cli_check import check
+        from ikigai_tui.cli.check import check
 
         return await check(args, config)
     if args.command == "run" or (args.command is None and args.line_mode):
-        from ikigai_tui.cli_run import run
+        from ikigai_tui.cli.run import run
 
         return await run(args, config, interactive=args.command is None)
-    from ikigai_tui import cli_output
+    from ikigai_tui.cli import output as cli_output
 
     return await cli_output.report(args, config)
 
@@ -273,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "completion":
-        from ikigai_tui.cli_completion import script
+        from ikigai_tui.cli.completion import script
 
         sys.stdout.write(script(args.shell, parser))
         return 0
@@ -292,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         check_models(config)  # every command, the full screen too: before any file is touched
         if args.command == "paths":
-            from ikigai_tui.cli_paths import paths
+            from ikigai_tui.cli.paths import paths
 
             return paths(config, as_json=args.json)
         if args.command is None and not args.line_mode and args.prompt is None:
