@@ -12,7 +12,7 @@ from typing import Any
 
 import platformdirs
 
-from ikigai_tui import config_compact
+from ikigai_tui.config import compact as config_compact
 from ikigai_tui.core.limits import DEFAULT_BUDGET
 
 APP = "ikigai"
