@@ -34,7 +34,7 @@ from pathlib import Path
 from figure import fmt, main
 from ikigai_tui.core.notices import EventsCommitted
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
 GOAL_MS = 250.0
@@ -46,7 +46,7 @@ IDLE_GAP = 2.5  # seconds: longer than the feed's IDLE_AFTER
 
 CHILD = """
 import asyncio, random, sys, time
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 
 async def main(db, agent, count, idle_count, gap):
     store = await Store.open(db)

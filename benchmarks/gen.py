@@ -37,8 +37,8 @@ from pathlib import Path
 from gen_model import Model
 from gen_text import Texts, run_of_words, vocabulary  # noqa: F401  (gen.vocabulary etc.: tui.py, preview.py)
 from ikigai_tui.core.events import AgentRecord, WriteBatch
-from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from ikigai_tui.store.sqlite.store import Store
 
 GEN_VERSION = 4
 DATA = Path(__file__).resolve().parent / "data"

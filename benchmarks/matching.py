@@ -47,7 +47,7 @@ from figure import fmt, main  # noqa: E402
 from ikigai_tui.core.events import AgentRecord, WriteBatch  # noqa: E402
 from ikigai_tui.core.matching import Candidate  # noqa: E402
 from ikigai_tui.core.matching.local import LocalMatcher  # noqa: E402
-from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.store.sqlite.store import Store  # noqa: E402
 from ikigai_tui.embed import WordLlamaEmbedder  # noqa: E402
 
 F1_GOAL = 0.7

@@ -28,7 +28,7 @@ from typing import Any
 from ikigai_tui.core.events import AgentRecord, WriteBatch
 from ikigai_tui.core.matching import Candidate, exchanges
 from ikigai_tui.core.matching.local import LocalMatcher
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.embed import default_embedder
 
 EVAL = Path(__file__).resolve().parent / "eval"

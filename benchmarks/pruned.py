@@ -29,7 +29,7 @@ from figure import fmt, main  # noqa: E402
 from ikigai_tui.core.compaction import CompactionSettings  # noqa: E402
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
-from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.store.sqlite.store import Store  # noqa: E402
 from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 MESSAGES = 100_000

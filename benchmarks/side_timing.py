@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from figure import fmt  # noqa: E402
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
-from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.store.sqlite.store import Store  # noqa: E402
 from ikigai_tui.core.matching import embedder as embedders  # noqa: E402
 from ikigai_tui.embed import default_embedder  # noqa: E402
 

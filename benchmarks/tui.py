@@ -60,7 +60,7 @@ import gen
 from figure import fmt, run_child
 from figure import main as figures_main
 from ikigai_tui.core.events import AgentRecord, WriteBatch
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 
 perf = time.perf_counter
 HERE = Path(__file__).resolve().parent

@@ -13,7 +13,7 @@ from ikigai_tui.core import encoders
 from ikigai_tui.core.encoders import LocalEncoder
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.embed import default_embedder
 from ikigai_tui.llm.providers import Providers
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.sqlite.recover import recover
+from ikigai_tui.store.sqlite.recover import recover
 from ikigai_tui.support.inert import sanitize
 from ikigai_tui.runtime import close_session, open_session
 

@@ -1,6 +1,6 @@
 """What the core needs from persistence, as interfaces: the event log, search, small state.
 
-The SQLite implementation lives in `ikigai_tui.core.sqlite`; another backend (PostgreSQL,
+The SQLite implementation lives in `ikigai_tui.store.sqlite`; another backend (PostgreSQL,
 say) implements the same protocols and passes `tests/contract`. Backends translate their
 own errors here: a database that cannot be used raises StoreError (a message for the
 user), a constraint another writer won (a name taken, say) raises ConflictError; nothing

@@ -13,7 +13,7 @@ from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.support.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.providers import default_model as model_for_keys

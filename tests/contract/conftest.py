@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 
 APPENDER = Path(__file__).parent.parent / "integration" / "scripts" / "appender.py"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.core.token_counts import pack, unpack as unpack_arrays
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from ikigai_tui.core.events import WriteBatch
-from ikigai_tui.core.schema import FTS_LIMIT
+from ikigai_tui.store.sqlite.schema import FTS_LIMIT
 from ikigai_tui.core.encoders import SLICE, load_encoding, slices
 from ikigai_tui.core.tokens import TokenCounter
 from tests.fakes.server import FakeProvider, Reply
@@ -200,7 +200,7 @@ def test_storing_10_mb_of_distinct_words_stays_bounded(tmp_path):
     code = textwrap.dedent("""
         import asyncio, gc, random, re, sys, time
         from ikigai_tui.core.events import AgentRecord, WriteBatch
-        from ikigai_tui.core.sqlite.store import Store
+        from ikigai_tui.store.sqlite.store import Store
 
         def status(key):
             text = open("/proc/self/status").read()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from tests.conftest import run_ikigai
 
 MESSAGES = 150  # 450 events: user, assistant, usage per message

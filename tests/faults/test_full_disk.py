@@ -24,7 +24,7 @@ from ikigai_tui.core.notices import ErrorNotice, TurnFinished
 from ikigai_tui.core.provider import ProviderError, TextDelta
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.conftest import run_ikigai
 from tests.unit.store_helpers import open_with_agents

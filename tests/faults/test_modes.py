@@ -22,7 +22,7 @@ import pytest
 from ikigai_tui.support.folders import make_private_folders
 from ikigai_tui.core.memory.commands import plan
 from ikigai_tui.core.memory.sandbox import Sandbox
-from ikigai_tui.core.schema import SCHEMA_VERSION
+from ikigai_tui.store.sqlite.schema import SCHEMA_VERSION
 from tests.conftest import run_ikigai
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from ikigai_tui.core.notices import ErrorNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.litellm_provider import NO_FINISH
 from ikigai_tui.llm.providers import Providers
 from tests.conftest import run_ikigai

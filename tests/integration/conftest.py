@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.fakes.server import FakeProvider
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ikigai_tui.core.events import AgentRecord, WriteBatch, message_text
 from ikigai_tui.core.matching import Candidate
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.embed import WordLlamaEmbedder
 
 # Exchanges: cooking (2), football (2), the database (2, one with a tool round), travel (2),

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 
 APPENDER = Path(__file__).parent / "scripts" / "appender.py"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, TurnFinished
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from tests.fakes.server import FakeProvider, Received
 
 FORMATS = ("openai", "anthropic", "gemini")

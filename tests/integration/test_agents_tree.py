@@ -10,7 +10,7 @@ import pytest
 
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.integration.session_helpers import build_tree, fork, msgs, talk
 

@@ -12,7 +12,7 @@ from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.commands_settings import parse_budget
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.integration.session_helpers import talk
 

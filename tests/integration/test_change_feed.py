@@ -9,7 +9,7 @@ import time
 
 from ikigai_tui.core.notices import StreamDelta
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.integration.processes import APPENDER, lease_rows, open_live, texts_in, wait_until
 

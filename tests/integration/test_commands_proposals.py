@@ -15,7 +15,7 @@ from ikigai_tui.core.commands import CommandError
 from ikigai_tui.core.proposals import ACCEPT_ALL, REFUSE, FilterProposal, Verdict
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.integration.session_helpers import fork, ids, talk
 

@@ -139,7 +139,7 @@ async def test_the_app_preloads_a_real_model_once_it_is_ready(tmp_path, monkeypa
 
     from ikigai_tui import config
     from ikigai_tui.core.events import AgentRecord, WriteBatch
-    from ikigai_tui.core.sqlite.store import Store
+    from ikigai_tui.store.sqlite.store import Store
     from ikigai_tui.runtime import create_app
 
     db = tmp_path / "a.db"

@@ -11,7 +11,7 @@ from ikigai_tui.core.gateway import RequestCancelled
 from ikigai_tui.core.matching import MatchProgress, exchanges
 from ikigai_tui.core.matching import local as local_module
 from ikigai_tui.core.matching.local import LocalMatcher
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.embed import WordLlamaEmbedder
 from tests.integration.local_matcher_helpers import (
     COOKING, DATABASE, FOOTBALL, MADE_UP, CountingEmbedder, conversation_store, ids_of,

@@ -13,7 +13,7 @@ from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.tui.widgets.gauge import gauge_text
 from tests.integration.session_helpers import talk

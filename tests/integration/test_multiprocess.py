@@ -10,7 +10,7 @@ import time
 import uuid
 
 from ikigai_tui.core.events import AgentRecord, WriteBatch
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from tests.integration.processes import (
     APPENDER, agent_rows, check_conversation, finish_proc, finish_with_input, log_rows, proc_env,
     start_ikigai,

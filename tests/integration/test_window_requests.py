@@ -13,7 +13,7 @@ import pytest
 from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.request import system_text
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.core.tokens import TokenCounter
 from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.llm.providers import Providers

@@ -22,7 +22,7 @@ from ikigai_tui import config as config_module
 from ikigai_tui.config import Config
 from ikigai_tui.core.provider import Limits
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.runtime import open_session
 from ikigai_tui.runtime import create_app

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.session import DEFAULT_BUDGET, Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ikigai_tui.core.replay import EMPTY, Replayer
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ikigai_tui.core.events import AgentRecord, WriteBatch
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 
 
 def agent_record(agent_id: str, parent: str | None = None, name: str | None = None) -> AgentRecord:

@@ -18,7 +18,7 @@ sys.path.insert(0, str(BENCH))
 import open_real  # noqa: E402
 
 from ikigai_tui.core.events import AgentRecord, WriteBatch  # noqa: E402
-from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.store.sqlite.store import Store  # noqa: E402
 
 
 def test_the_screen_text_is_the_output_without_its_escape_sequences():

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ikigai_tui.core.bodies import NO_BODY, Bodies, needs_body, outline, outline_row
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.unit.window_helpers import talk
 

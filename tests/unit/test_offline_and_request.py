@@ -95,7 +95,7 @@ def test_the_offline_snippet_reads_only_the_start_yet_quotes_as_before(text, rep
 
 @given(st.dictionaries(_TEXT, _JSON | _TEXT, max_size=4), _TEXT, st.integers(0, 400))
 def test_the_stores_payload_bytes_are_its_json_text_encoded(payload, text, repeat):
-    from ikigai_tui.core.sqlite.payload_json import dumps as _dumps, payload_bytes as _payload_bytes
+    from ikigai_tui.store.sqlite.payload_json import dumps as _dumps, payload_bytes as _payload_bytes
 
     # Past a slice (64K characters): escaped a slice at a time.
     payload = {**payload, "content": (text or "é") * (70_000 // len(text or "é") + repeat)}

@@ -13,8 +13,8 @@ import sqlite3
 import pytest
 
 from ikigai_tui.core.bodies import outline_row
-from ikigai_tui.core.schema import MIGRATIONS, OUTLINE, OUTLINE_INDEX, SCHEMA_VERSION
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.schema import MIGRATIONS, OUTLINE, OUTLINE_INDEX, SCHEMA_VERSION
+from ikigai_tui.store.sqlite.store import Store
 
 PAYLOADS = [
     ("user", {"content": "plums and pears"}),
@@ -109,7 +109,7 @@ async def test_outlines_written_after_the_migration_are_indexed_too(tmp_path):
 async def test_a_read_cancelled_midway_ends_its_statement_and_the_log_reads_on(tmp_path, monkeypatch):
     """agent_outline reads in jobs of the connection's thread; cancelled between two, the
     statement it left open is closed (no read transaction holds the write-ahead log)."""
-    from ikigai_tui.core.sqlite import rows as rows_module
+    from ikigai_tui.store.sqlite import rows as rows_module
 
     monkeypatch.setattr(rows_module, "JOB_ROWS", 4)
     monkeypatch.setattr(rows_module, "ROW_BATCH", 2)

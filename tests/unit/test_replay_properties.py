@@ -23,7 +23,7 @@ from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS as MESSAGE_KINDS
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
 MARK_NAMES = ["A", "B", "C", None]

@@ -43,7 +43,7 @@ def test_the_session_makes_its_command_bus_and_planner_when_first_used():
     statement = (
         "import asyncio, tempfile, pathlib\n"
         "from ikigai_tui.core.session import Session, SessionSettings\n"
-        "from ikigai_tui.core.sqlite.store import Store\n"
+        "from ikigai_tui.store.sqlite.store import Store\n"
         "from ikigai_tui.llm.providers import Providers\n"
         "async def main():\n"
         "    store = await Store.open(pathlib.Path(tempfile.mkdtemp()) / 'db')\n"

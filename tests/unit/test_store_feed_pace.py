@@ -10,9 +10,9 @@ import time
 import pytest
 
 from ikigai_tui.core.events import AgentRecord, WriteBatch
-from ikigai_tui.core.sqlite import feed
-from ikigai_tui.core.sqlite.feed import FALLBACK_SECONDS, IDLE_POLL_INTERVAL, POLL_INTERVAL, Pace
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite import feed
+from ikigai_tui.store.sqlite.feed import FALLBACK_SECONDS, IDLE_POLL_INTERVAL, POLL_INTERVAL, Pace
+from ikigai_tui.store.sqlite.store import Store
 
 
 class Clock:

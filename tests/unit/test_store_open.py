@@ -18,8 +18,8 @@ import pytest
 
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.ports import ConflictError, StoreError
-from ikigai_tui.core.schema import SCHEMA_VERSION
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.schema import SCHEMA_VERSION
+from ikigai_tui.store.sqlite.store import Store
 from tests.unit.store_helpers import agent_record, open_with_agents, sqlite_connection
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_tui.core.schema import SCHEMA_VERSION
+from ikigai_tui.store.sqlite.schema import SCHEMA_VERSION
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from tests.conftest import run_ikigai
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import sqlite3
 
-from ikigai_tui.core.sqlite.pages import PageFile
+from ikigai_tui.store.sqlite.pages import PageFile
 
 
 def _table(path, rows) -> None:

@@ -9,8 +9,8 @@ import sqlite3
 
 from ikigai_tui.core.agents import derive_agents
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.rebuild import rebuild_agents
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.rebuild import rebuild_agents
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 from tests.conftest import run_ikigai
 

@@ -16,7 +16,7 @@ import pytest
 
 from ikigai_tui.core.events import AgentRecord, EventRef, WriteBatch
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from tests.unit.store_helpers import agent_record, open_with_agents, sqlite_connection
 
 

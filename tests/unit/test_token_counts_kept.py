@@ -12,9 +12,9 @@ import threading
 import pytest
 
 from ikigai_tui.core.events import WriteBatch
-from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
+from ikigai_tui.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.core.token_counts import INLINE, KEEP_AT
 from ikigai_tui.core.tokens import TokenCounter
 from ikigai_tui.llm.providers import Providers

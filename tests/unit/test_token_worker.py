@@ -24,7 +24,7 @@ from ikigai_tui.core import encoders
 from ikigai_tui.core.encoders import LocalEncoder
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.session import Session, SessionSettings
-from ikigai_tui.core.sqlite.store import Store
+from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.core.token_counts import INLINE, KEEP_AT
 from ikigai_tui.core.encoders import SLICE
 from ikigai_tui.core.tokens import TokenCounter

@@ -10,8 +10,8 @@ import json
 import sqlite3
 
 from ikigai_tui.core.events import WriteBatch
-from ikigai_tui.core.schema import MIGRATIONS
-from ikigai_tui.core.sqlite.store import USAGE_SCHEMA, Store
+from ikigai_tui.store.sqlite.schema import MIGRATIONS
+from ikigai_tui.store.sqlite.store import USAGE_SCHEMA, Store
 from ikigai_tui.core.usage import TIER
 
 from .store_helpers import agent_record, open_with_agents

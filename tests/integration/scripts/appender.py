@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
-from ikigai_tui.core.sqlite.store import Store  # noqa: E402
+from ikigai_tui.store.sqlite.store import Store  # noqa: E402
 from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 

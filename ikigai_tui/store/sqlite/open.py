@@ -15,12 +15,12 @@ from typing import Any, Self, TypeVar
 
 import aiosqlite
 
-from ikigai_tui.core.schema import MIGRATIONS, SCHEMA_VERSION
-from ikigai_tui.core.sqlite.errors import (
+from ikigai_tui.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from ikigai_tui.store.sqlite.errors import (
     SQLITE_CANTOPEN, SQLITE_MAGIC, ConflictError, SQLITE_READONLY, StoreError, primary_code,
     translate,
 )
-from ikigai_tui.core.sqlite.paths import (
+from ikigai_tui.store.sqlite.paths import (
     file_state, make_file, read_only_uri, refuse_writes, sidecars, wal_is_empty, write_problem,
 )
 

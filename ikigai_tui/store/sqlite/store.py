@@ -14,15 +14,15 @@ import aiosqlite
 
 from ikigai_tui.core.events import AgentRecord, Event, EventRef, WriteBatch
 from ikigai_tui.core.ports import CommitHook, StoreError
-from ikigai_tui.core.sqlite.feed import (
+from ikigai_tui.store.sqlite.feed import (
     POLL_INTERVAL, TAIL_BATCH, Delivery, Pace, data_version, foreign, poll, read_after,
 )
-from ikigai_tui.core.sqlite.leases import Leases
-from ikigai_tui.core.sqlite.open import LogFile
-from ikigai_tui.core.sqlite.payload_json import payload_bytes
-from ikigai_tui.core.sqlite.rows import AgentRows
-from ikigai_tui.core.sqlite.tokens import TokenCountRows
-from ikigai_tui.core.sqlite.vectors import MatchIndexRows
+from ikigai_tui.store.sqlite.leases import Leases
+from ikigai_tui.store.sqlite.open import LogFile
+from ikigai_tui.store.sqlite.payload_json import payload_bytes
+from ikigai_tui.store.sqlite.rows import AgentRows
+from ikigai_tui.store.sqlite.tokens import TokenCountRows
+from ikigai_tui.store.sqlite.vectors import MatchIndexRows
 from ikigai_tui.core.usage import TIER
 
 USAGE_SCHEMA = 7  # usage_totals: every agent's usage, summed as it is written

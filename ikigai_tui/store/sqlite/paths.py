@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ikigai_tui.support.folders import make_private_folders
-from ikigai_tui.core.sqlite.errors import READERS_STILL_WORK, StoreError
+from ikigai_tui.store.sqlite.errors import READERS_STILL_WORK, StoreError
 
 
 def sidecars(path: Path) -> tuple[Path, Path]:

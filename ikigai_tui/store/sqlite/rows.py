@@ -13,7 +13,7 @@ from typing import Any
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
 from ikigai_tui.core.replay_rows import Rows
-from ikigai_tui.core.schema import OUTLINE, OUTLINE_INDEX, OUTLINE_SINCE
+from ikigai_tui.store.sqlite.schema import OUTLINE, OUTLINE_INDEX, OUTLINE_SINCE
 
 ROW_BATCH = 5000
 JOB_ROWS = 20_000  # rows read and decoded in one call in the connection's thread (~40 ms)

@@ -108,7 +108,7 @@ MIGRATIONS: dict[int, list[str]] = {
         "DROP TRIGGER events_fts",
         _fts_trigger(_FTS_BOUNDED),
     ],
-    # Leases: which process runs a turn of which agent (see core/sqlite/leases.py).
+    # Leases: which process runs a turn of which agent (see store/sqlite/leases.py).
     4: [
         """CREATE TABLE leases (
             agent_id TEXT PRIMARY KEY,
@@ -119,7 +119,7 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
     ],
     # The local matcher's message vectors, computed once per message and model and kept
-    # in blocks (see core/sqlite/vectors.py): never recomputed per query.
+    # in blocks (see store/sqlite/vectors.py): never recomputed per query.
     5: [
         """CREATE TABLE message_vectors (
             model TEXT NOT NULL,
@@ -132,7 +132,7 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX message_vectors_range ON message_vectors(model, low)",
     ],
     # Each message's token count, computed once per message and encoding (a tiktoken
-    # encoding, or the bytes/4 estimate) and kept in blocks (see core/sqlite/tokens.py):
+    # encoding, or the bytes/4 estimate) and kept in blocks (see store/sqlite/tokens.py):
     # opening a log never recounts it.
     6: [
         """CREATE TABLE message_tokens (

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ikigai_tui.core.ports import TokenBlock
-from ikigai_tui.core.sqlite.blocks import BlockRows
+from ikigai_tui.store.sqlite.blocks import BlockRows
 
 TOKENS_SCHEMA = 6
 

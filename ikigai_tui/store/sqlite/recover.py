@@ -19,10 +19,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ikigai_tui.core.sqlite.store import Store
-from ikigai_tui.core.sqlite.errors import SQLITE_CANTOPEN, SQLITE_READONLY, StoreError, primary_code
-from ikigai_tui.core.sqlite.pages import PageFile
-from ikigai_tui.core.sqlite.paths import file_state, read_only_uri, sidecars, wal_is_empty
+from ikigai_tui.store.sqlite.store import Store
+from ikigai_tui.store.sqlite.errors import SQLITE_CANTOPEN, SQLITE_READONLY, StoreError, primary_code
+from ikigai_tui.store.sqlite.pages import PageFile
+from ikigai_tui.store.sqlite.paths import file_state, read_only_uri, sidecars, wal_is_empty
 
 CHUNK = 5000  # event ids read (and written) at a time: memory stays flat on a long log
 _AGENT_COLUMNS = ("id", "parent_id", "name", "model", "status", "created_at",

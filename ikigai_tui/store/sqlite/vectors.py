@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ikigai_tui.core.ports import VectorBlock
-from ikigai_tui.core.sqlite.blocks import BlockRows
+from ikigai_tui.store.sqlite.blocks import BlockRows
 
 VECTORS_SCHEMA = 5
 

@@ -1,0 +1,1 @@
+"""The store adapters: the event log and its small state on a database engine."""
