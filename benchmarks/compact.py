@@ -36,7 +36,7 @@ from side_timing import (  # noqa: E402
     fill, fresh_session, ratio_line, rotated, time_proposals, with_fake,
 )
 
-from ikigai_tui.core.command_bus import Pending  # noqa: E402
+from ikigai_tui.core.commands.bus import Pending  # noqa: E402
 from ikigai_tui.core.notices import CompactingNotice
 from ikigai_tui.core.compaction import CompactionSettings# noqa: E402
 from ikigai_tui.core.compaction.auto import AutoState  # noqa: E402

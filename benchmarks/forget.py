@@ -32,7 +32,7 @@ from side_timing import (  # noqa: E402
     fill, fresh_session, ratio_line, rotated, time_proposals, with_fake,
 )
 
-from ikigai_tui.core.command_bus import Pending  # noqa: E402
+from ikigai_tui.core.commands.bus import Pending  # noqa: E402
 from ikigai_tui.core.notices import MatchingNotice  # noqa: E402
 from ikigai_tui.core.session import SessionSettings  # noqa: E402
 from ikigai_tui.llm.providers import Providers  # noqa: E402

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from ikigai_tui import __version__
 from ikigai_tui.cli.print_mode import silence, error
 from ikigai_tui.config import Config, ConfigError, load
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.ports import StoreError
 

@@ -16,7 +16,7 @@ from ikigai_tui.cli.output import resolve_agent
 from ikigai_tui.cli.run import make_printer, switch_model
 from ikigai_tui.cli.stream import JsonPrinter
 from ikigai_tui.config import Config, ConfigError, OptionError
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.runtime import close_session, open_session

@@ -13,8 +13,8 @@ from typing import Any
 from ikigai_tui.cli.print_mode import Channel
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.agents import AgentRuntime
-from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.commands_agents import status_of, status_words
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.handlers.agents import status_of, status_words
 from ikigai_tui.core.events import Event, message_text
 from ikigai_tui.core.measure_words import sent_and_history
 from ikigai_tui.core.memory.change import words as memory_words

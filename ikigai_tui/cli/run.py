@@ -15,13 +15,13 @@ from ikigai_tui.cli.output import resolve_agent
 from ikigai_tui.cli.print_mode import Channel
 from ikigai_tui.cli.stream import JsonPrinter
 from ikigai_tui.config import Config, OptionError
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.memory.service import memory_of
 from ikigai_tui.core.notices import CompactingNotice, CompactionNotice
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
-from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError

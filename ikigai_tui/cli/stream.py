@@ -39,7 +39,7 @@ from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, Notice, RetryNotice, StreamDelta,
 )
-from ikigai_tui.core.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.usage import UsageLedger
 from ikigai_tui.support.inert import dumps

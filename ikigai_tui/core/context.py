@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.compaction.pruned import PrunedSummaries, Sent, block, reserve_of
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.provider import Request

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.leases import LeaseKeeper, busy_message
-from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.limits import DEFAULT_BUDGET
@@ -30,10 +31,10 @@ from ikigai_tui.core.session_services import SessionServices
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
 
 if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen's first frame)
-    from ikigai_tui.core.command_bus import Pending
+    from ikigai_tui.core.commands.bus import Pending
     from ikigai_tui.core.context import Plan
     from ikigai_tui.core.matching.embedder import Embedder
-    from ikigai_tui.core.proposals import Reviewer, Verdict
+    from ikigai_tui.core.commands.proposals import Reviewer, Verdict
 
 
 class SessionSettings(NamedTuple):

@@ -12,9 +12,9 @@ from ikigai_tui.core.usage_service import UsageService
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
-    from ikigai_tui.core.command_bus import CommandBus
-    from ikigai_tui.core.command_context import CommandServices
-    from ikigai_tui.core.commands import CommandError
+    from ikigai_tui.core.commands.bus import CommandBus
+    from ikigai_tui.core.commands.context import CommandServices
+    from ikigai_tui.core.errors import CommandError
     from ikigai_tui.core.events import Event, WriteBatch
     from ikigai_tui.core.leases import LeaseKeeper
     from ikigai_tui.core.notices import Notice
@@ -109,15 +109,15 @@ class SessionServices:
 
     @cached_property
     def commands(self) -> CommandBus:
-        from ikigai_tui.core.command_bus import CommandBus
-        from ikigai_tui.core.command_table import READ_ONLY, REGISTRY
+        from ikigai_tui.core.commands.bus import CommandBus
+        from ikigai_tui.core.commands.registry import READ_ONLY, REGISTRY
 
         return CommandBus(REGISTRY, READ_ONLY, services=self._services, replayer=self.replayer,
                           commit=self._commit_command, dead_error=self._dead_error,
                           busy_elsewhere=self._busy_elsewhere)
 
     def _services(self) -> CommandServices:
-        from ikigai_tui.core.command_context import CommandServices
+        from ikigai_tui.core.commands.context import CommandServices
         return CommandServices(self.tree, self.new_id, self.check_model, self.budget_of,
                                self.model_of, self.measure, self.meter, self.start_if_pending,
                                self.cancel_turns, self.notify, self.matcher, self.usages.totals,

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from ikigai_tui.config import Config
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import Notice, TurnFinished
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
@@ -373,7 +373,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
 
     def action_help(self) -> None:
         from ikigai_tui.tui.screens.help import HelpScreen, help_keys
-        from ikigai_tui.core.command_table import REGISTRY
+        from ikigai_tui.core.commands.registry import REGISTRY
 
         commands = [(s.usage, s.summary, s.llm) for s in REGISTRY]
         main = binding_groups()["the main screen"]  # the app's, the input's, the palette's

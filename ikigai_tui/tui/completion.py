@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from ikigai_tui.core.command_table import REGISTRY
+from ikigai_tui.core.commands.registry import REGISTRY
 
 if TYPE_CHECKING:
     from ikigai_tui.core.session import Session

@@ -4,7 +4,7 @@ explicit ids (`--ids`) apply at once, as SPEC §5 has it, unless `--preview` ask
 
 `SubmitController` does it over a small host (`SubmitHost`: what it needs of the app)
 and the dialogs the app hands it (`Screens`, built in tui/screens/dialogs.py): the
-dialog of a proposal is the one of its presentation kind (core/proposals.py, the rule
+dialog of a proposal is the one of its presentation kind (core/commands/proposals.py, the rule
 `run` and stream-json follow too), so this module imports neither the app nor a screen.
 
 /forget, /remember and /compact run in a worker: a matcher or a summary may take a while
@@ -22,11 +22,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ikigai_tui.core.command_bus import Pending
-from ikigai_tui.core.command_table import REGISTRY
-from ikigai_tui.core.commands import CommandError, CommandResult, ParsedCommand
+from ikigai_tui.core.commands.bus import Pending
+from ikigai_tui.core.commands.registry import REGISTRY
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import CommandResult, ParsedCommand
 from ikigai_tui.core.notices import CompactingNotice, MatchingNotice, Notice
-from ikigai_tui.core.proposals import REFUSE, Presentation, Proposal, Verdict
+from ikigai_tui.core.commands.proposals import REFUSE, Presentation, Proposal, Verdict
 from ikigai_tui.core.session import Session
 
 FILTERS = ("forget", "remember", "compact")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import StreamDelta
 from tests.integration.session_helpers import fork, msgs, talk
 

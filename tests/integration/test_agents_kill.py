@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import StreamDelta
 from tests.integration.session_helpers import build_tree, fork, msgs, talk
 

@@ -13,7 +13,7 @@ import pytest
 from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.compaction.proposal import CompactVerdict
-from ikigai_tui.core.proposals import REFUSE
+from ikigai_tui.core.commands.proposals import REFUSE
 from tests.fakes.server import Fault, Reply
 
 pytestmark = pytest.mark.parametrize("fmt", ["openai"], indirect=True)

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from ikigai_tui.cli.output import context_data
-from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.commands_settings import parse_budget
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.handlers.settings import parse_budget
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers

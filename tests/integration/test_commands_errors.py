@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from ikigai_tui.core.command_table import REGISTRY
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.commands.registry import REGISTRY
+from ikigai_tui.core.errors import CommandError
 from tests.integration.session_helpers import ids, talk
 
 

@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from ikigai_tui.core.command_table import REGISTRY
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.commands.registry import REGISTRY
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.request import DEFAULT_SYSTEM_PROMPT
 from tests.integration.session_helpers import ids, talk

@@ -10,9 +10,9 @@ import asyncio
 
 import pytest
 
-from ikigai_tui.core.command_bus import Pending
-from ikigai_tui.core.commands import CommandError
-from ikigai_tui.core.proposals import ACCEPT_ALL, REFUSE, FilterProposal, Verdict
+from ikigai_tui.core.commands.bus import Pending
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, REFUSE, FilterProposal, Verdict
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.store.sqlite.store import Store

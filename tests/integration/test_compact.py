@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.compaction.prompt import SECTIONS
 from ikigai_tui.core.compaction.proposal import CompactProposal, CompactVerdict
-from ikigai_tui.core.proposals import REFUSE
+from ikigai_tui.core.commands.proposals import REFUSE
 from tests.fakes.server import Fault, FakeProvider, Reply
 from tests.integration.matcher_helpers import shown_ids, write_exchanges
 

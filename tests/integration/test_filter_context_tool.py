@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ikigai_tui.core.commands import parse_id_list
+from ikigai_tui.core.commands.parse import parse_id_list
 from tests.fakes.server import Reply
 from tests.integration.matcher_helpers import Responder, write_exchanges
 

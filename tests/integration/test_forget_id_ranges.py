@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError, IdRange, parse_id_ranges
-from ikigai_tui.core.commands_context import select_ids
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import IdRange, parse_id_ranges
+from ikigai_tui.core.handlers.context import select_ids
 from tests.integration.session_helpers import ids, talk
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from tests.integration.session_helpers import fork, msgs, talk
 
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.matching import exchanges
 from ikigai_tui.core.notices import MatchingNotice
-from ikigai_tui.core.proposals import REFUSE, FilterProposal, Verdict
+from ikigai_tui.core.commands.proposals import REFUSE, FilterProposal, Verdict
 from tests.fakes.server import Fault, Reply
 from tests.integration.matcher_helpers import Responder, report, shown_ids, write_exchanges
 

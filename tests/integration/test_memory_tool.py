@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.memory.sandbox import MemoryLimits
 from ikigai_tui.core.memory.service import MemorySettings, attach_memory
-from ikigai_tui.core.proposals import REFUSE, Verdict
+from ikigai_tui.core.commands.proposals import REFUSE, Verdict
 from ikigai_tui.core.tools import tool_schemas
 from tests.fakes.server import Reply
 

@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, TurnFinished
 from ikigai_tui.llm.errors import classify, one_line
 from ikigai_tui.llm.litellm_import import import_litellm

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from ikigai_tui.cli.output import context_data
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import ErrorNotice
 from tests.fakes.server import Fault, Reply
 from tests.integration.provider_helpers import Harness, conversation

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.compaction.pruned import HEADING, KIND
 from ikigai_tui.core.compaction.proposal import CompactVerdict
 from tests.fakes.server import Reply

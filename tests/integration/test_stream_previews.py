@@ -1,4 +1,4 @@
-"""One presentation rule for proposals (issue 24, item 4; core/proposals.py's
+"""One presentation rule for proposals (issue 24, item 4; core/commands/proposals.py's
 `Presentation`): `run`'s text output and its stream-json show the same previews. A
 /compact's summary was printed as text but left out of the stream; explicit ids
 (`--ids`) still show nothing (SPEC §5), and `--preview` shows them in both."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ikigai_tui.core.command_table import REGISTRY
+from ikigai_tui.core.commands.registry import REGISTRY
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.tui.screens.help import HelpScreen
 

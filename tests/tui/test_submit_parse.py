@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.core.commands import Registry
+from ikigai_tui.core.commands.parse import Registry
 
 from .conftest import SIZE, conversation, idle, settle, type_text
 

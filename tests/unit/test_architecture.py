@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 import ikigai_tui.core
 
 CORE_MODULES = sorted(

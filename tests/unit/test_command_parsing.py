@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.core.command_table import REGISTRY
-from ikigai_tui.core.commands import (
-    ArgReader, CommandError, UsageError, check_mark_name, parse_id_list,
-)
+from ikigai_tui.core.commands.registry import REGISTRY
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import ArgReader, check_mark_name, parse_id_list
 from ikigai_tui.core.tools import slash_tool
 
 # SPEC §5, column "LLM may call": yes.

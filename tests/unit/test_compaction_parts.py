@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui import config
-from ikigai_tui.core.commands import ArgReader, UsageError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import ArgReader
 from ikigai_tui.core.compaction import prompt
 from ikigai_tui.core.compaction.select import CompactArgs, read_compact_args, select
 from ikigai_tui.core.compaction.summarise import Summariser

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.provider import Limits
 from tests.conftest import run_ikigai

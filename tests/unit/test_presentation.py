@@ -1,4 +1,4 @@
-"""The one rule for how a proposal is shown (core/proposals.py, `Presentation`): each
+"""The one rule for how a proposal is shown (core/commands/proposals.py, `Presentation`): each
 kind says; the TUI opens the dialog of that kind, `run` and stream-json print
 `printed_preview` (nothing for ids the user named, SPEC §5)."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.core.commands_restore import RestoreProposal
+from ikigai_tui.core.handlers.restore import RestoreProposal
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.memory.proposal import MemoryProposal
-from ikigai_tui.core.proposals import (
+from ikigai_tui.core.commands.proposals import (
     FilterProposal, Presentation, Proposal, ProposalItem, printed_preview,
 )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from tests.unit.replay_helpers import (
     Log, context_ids, context_messages, ids_of, incremental, reopened_messages, say,
 )

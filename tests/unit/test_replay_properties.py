@@ -18,7 +18,7 @@ import tempfile
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS as MESSAGE_KINDS
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot

@@ -10,14 +10,14 @@ import subprocess
 import sys
 
 LATER = (
-    "ikigai_tui.core.commands_context", "ikigai_tui.core.commands_memory",
-    "ikigai_tui.core.commands_compact", "ikigai_tui.core.commands_agents",
+    "ikigai_tui.core.handlers.context", "ikigai_tui.core.handlers.memory",
+    "ikigai_tui.core.handlers.compact", "ikigai_tui.core.handlers.agents",
     "ikigai_tui.core.compaction.service", "ikigai_tui.core.compaction.summarise",
     "ikigai_tui.core.matching.llm", "ikigai_tui.core.tools.memory",
     "ikigai_tui.core.tools.slash", "ikigai_tui.core.memory.change",
     "ikigai_tui.tui.screens.memory_diff", "email.utils", "secrets",
-    "ikigai_tui.core.command_bus", "ikigai_tui.core.command_context", "ikigai_tui.core.context",
-    "ikigai_tui.core.proposals", "ikigai_tui.core.compaction.pruned", "ikigai_tui.tui.submit",
+    "ikigai_tui.core.commands.bus", "ikigai_tui.core.commands.context", "ikigai_tui.core.context",
+    "ikigai_tui.core.commands.proposals", "ikigai_tui.core.compaction.pruned", "ikigai_tui.tui.submit",
 )
 
 
@@ -32,11 +32,11 @@ def test_the_app_imports_none_of_what_comes_after_the_first_frame():
 
 
 def test_a_command_still_finds_its_handler():
-    statement = ("import asyncio\nfrom ikigai_tui.core.command_table import REGISTRY\n"
-                 "REGISTRY.get('marks')\nimport ikigai_tui.core.commands_context")
+    statement = ("import asyncio\nfrom ikigai_tui.core.commands.registry import REGISTRY\n"
+                 "REGISTRY.get('marks')\nimport ikigai_tui.core.handlers.context")
     assert _loaded(statement, LATER) == [  # the check can fail; the handler's own imports too
-        "ikigai_tui.core.commands_context", "ikigai_tui.core.command_context",
-        "ikigai_tui.core.proposals"]
+        "ikigai_tui.core.handlers.context", "ikigai_tui.core.commands.context",
+        "ikigai_tui.core.commands.proposals"]
 
 
 def test_the_session_makes_its_command_bus_and_planner_when_first_used():
@@ -49,12 +49,12 @@ def test_the_session_makes_its_command_bus_and_planner_when_first_used():
         "    store = await Store.open(pathlib.Path(tempfile.mkdtemp()) / 'db')\n"
         "    session = await Session.open(store, Providers(), SessionSettings())\n"
         "    root = session.tree.root.id\n"
-        "    assert 'ikigai_tui.core.command_bus' not in sys.modules\n"
+        "    assert 'ikigai_tui.core.commands.bus' not in sys.modules\n"
         "    assert (await session.measure(root)).tokens >= 0\n"
         "    assert (await session.command(root, '/mark here')).lines\n"
         "    await session.close()\n"
         "    await store.close()\n"
         "asyncio.run(main())"
     )
-    assert _loaded(statement, ("ikigai_tui.core.command_bus", "ikigai_tui.core.context")) == [
-        "ikigai_tui.core.command_bus", "ikigai_tui.core.context"]
+    assert _loaded(statement, ("ikigai_tui.core.commands.bus", "ikigai_tui.core.context")) == [
+        "ikigai_tui.core.commands.bus", "ikigai_tui.core.context"]

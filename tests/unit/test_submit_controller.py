@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from ikigai_tui.core.command_bus import Pending
-from ikigai_tui.core.proposals import ACCEPT_ALL, REFUSE, Presentation, Proposal, Verdict
+from ikigai_tui.core.commands.bus import Pending
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, REFUSE, Presentation, Proposal, Verdict
 from ikigai_tui.tui.screens.dialogs import SCREENS
 from ikigai_tui.tui.submit import Dialog, Screens, SubmitController
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ikigai_tui.core.command_table import REGISTRY
+from ikigai_tui.core.commands.registry import REGISTRY
 from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.tools import (
     TOOLS, TURN, ToolContext, ToolRegistry, ToolResult, execute_tool, tool_schemas,

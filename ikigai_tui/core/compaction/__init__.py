@@ -1,6 +1,6 @@
 """Compaction: older context replaced by one structured summary (SPEC §9, issue 15).
 
-- `/compact [FOCUS]` (core/commands_compact.py) picks the messages to summarise
+- `/compact [FOCUS]` (core/handlers/compact.py) picks the messages to summarise
   (select.py), has them summarised (summarise.py: the agent's model or `compact_model`,
   in side requests through the gateway; in pieces summarised concurrently, then a summary
   of the summaries, when they exceed the model's input limit; an extractive summary for

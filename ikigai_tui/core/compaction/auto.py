@@ -20,15 +20,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.command_bus import Pending
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.commands.bus import Pending
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.compaction import MAX_FAILURES
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.measure_words import history_note, history_warning
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.proposals import ACCEPT_ALL
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.compaction.service import Compactor, AutoState
 

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.limits import format_tokens
-from ikigai_tui.core.proposals import ACCEPT_ALL, Presentation, Proposal, ProposalItem, Verdict
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Presentation, Proposal, ProposalItem, Verdict
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.command_context import CommandContext
+    from ikigai_tui.core.commands.context import CommandContext
 
 PREVIEW_ROWS = 20  # replaced messages listed in a printed preview
 

@@ -17,7 +17,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.compaction import MAX_FAILURES, prompt
 from ikigai_tui.core.compaction.pruned import KIND, PrunedSummary, block, fit, ranges_of

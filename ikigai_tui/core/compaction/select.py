@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
-from ikigai_tui.core.commands import ArgReader, CommandError, UsageError
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import ArgReader
 
 if TYPE_CHECKING:
     from ikigai_tui.core.replay import Mark, Replayer

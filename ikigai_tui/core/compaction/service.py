@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import CompactingNotice
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.compaction.proposal import CompactProposal
@@ -21,22 +21,22 @@ from ikigai_tui.core.compaction.summarise import (
 )
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import Candidate
-from ikigai_tui.core.proposals import ProposalItem, _first_line
+from ikigai_tui.core.commands.proposals import ProposalItem, _first_line
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
-    from ikigai_tui.core.command_context import CommandContext
-    from ikigai_tui.core.command_bus import Pending
+    from ikigai_tui.core.commands.context import CommandContext
+    from ikigai_tui.core.commands.bus import Pending
     from ikigai_tui.core.agents import AgentTree
     from ikigai_tui.core.bodies import Bodies
-    from ikigai_tui.core.commands import CommandResult
+    from ikigai_tui.core.commands.parse import CommandResult
     from ikigai_tui.core.events import Event, WriteBatch
     from ikigai_tui.core.gateway import Gateway
     from ikigai_tui.core.models import ModelPolicy
     from ikigai_tui.core.notices import Notice
-    from ikigai_tui.core.proposals import Verdict
+    from ikigai_tui.core.commands.proposals import Verdict
     from ikigai_tui.core.replay import Replayer
     from ikigai_tui.core.window import ContextMeter, Window
 

@@ -4,7 +4,7 @@
 matcher the criteria, the mode and the context as `Candidate`s, in context order. A
 matcher answers with a `MatchReport`: the ids that match (with a reason where it gives
 one) and which matcher it was. It writes nothing; the proposal built from the report is
-what a reviewer accepts or refuses (core/proposals.py).
+what a reviewer accepts or refuses (core/commands/proposals.py).
 
 Two kinds: the LLM matcher (core/matching/llm.py: side requests through the gateway, in
 chunks split on exchanges) and the local matcher (core/matching/local.py: words and

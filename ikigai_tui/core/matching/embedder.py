@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 
 
 class Embedder(Protocol):

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.memory.change import Change
 from ikigai_tui.core.memory.sandbox import MemoryRefused, Sandbox
-from ikigai_tui.core.proposals import Presentation, Proposal, Verdict
+from ikigai_tui.core.commands.proposals import Presentation, Proposal, Verdict
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.command_context import CommandContext
+    from ikigai_tui.core.commands.context import CommandContext
 
 
 class MemoryProposal(Proposal):

@@ -18,7 +18,7 @@ import platformdirs
 from ikigai_tui.core.memory.sandbox import MemoryLimits, Sandbox
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.proposals import Reviewer
+    from ikigai_tui.core.commands.proposals import Reviewer
 
 WRITE_MODES = ("auto", "ask")
 ASK_REFUSAL = ("memory writes wait for the user's approval (memory_writes = \"ask\") and "

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
     from ikigai_tui.core.bodies import Bodies
-    from ikigai_tui.core.commands import CommandResult
+    from ikigai_tui.core.commands.parse import CommandResult
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.memory.service import MemoryService
-    from ikigai_tui.core.proposals import Proposal, Verdict
+    from ikigai_tui.core.commands.proposals import Proposal, Verdict
     from ikigai_tui.core.replay import Replayer
     from ikigai_tui.core.window import ContextMeter, Window
 
@@ -28,7 +28,7 @@ TURN = "turn"  # the caller of a conversation's turn: the agent's own LLM
 
 
 class Submits(Protocol):
-    """Applies a proposal a tool built, as the command `text` (core/command_bus.py)."""
+    """Applies a proposal a tool built, as the command `text` (core/commands/bus.py)."""
 
     async def submit(self, agent_id: str, command: str, proposal: Proposal, verdict: Verdict,
                      source: str = ...) -> CommandResult: ...

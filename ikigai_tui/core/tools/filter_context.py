@@ -14,10 +14,10 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import MODES, Candidate, exchanges
-from ikigai_tui.core.proposals import ACCEPT_ALL, FilterProposal
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, FilterProposal
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
 

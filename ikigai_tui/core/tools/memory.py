@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.memory.commands import plan, view
 from ikigai_tui.core.memory.proposal import MemoryProposal
 from ikigai_tui.core.memory.sandbox import MemoryRefused
 from ikigai_tui.core.memory.service import ASK_REFUSAL
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.proposals import ACCEPT_ALL
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
 
 NAME = "memory"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikigai_tui.core.command_table import REGISTRY
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.commands.registry import REGISTRY
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
 
 

@@ -1,5 +1,5 @@
 """The dialogs the submit path opens (tui/submit.py's `Screens`): a proposal's by its
-presentation kind (core/proposals.py, the rule the command line follows too), the
+presentation kind (core/commands/proposals.py, the rule the command line follows too), the
 progress of a matcher or a summary, /memory's and /recall's. The app hands this table
 to its `SubmitController`, which imports no screen. Each screen's module loads when its
 dialog is first opened, as before (the command path comes after the first frame).
@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.events import message_text
-from ikigai_tui.core.proposals import ACCEPT_ALL, REFUSE, FilterProposal, Presentation, Proposal
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, REFUSE, FilterProposal, Presentation, Proposal
 from ikigai_tui.tui.submit import Dialog, Screens, picked
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.commands import CommandResult
+    from ikigai_tui.core.commands.parse import CommandResult
     from ikigai_tui.core.session import Session
 
 

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from ikigai_tui.core.commands_memory import listing
+from ikigai_tui.core.handlers.memory import listing
 from ikigai_tui.core.memory.sandbox import MemoryRefused
 from ikigai_tui.core.memory.service import MemoryService
 from ikigai_tui.tui.bindings import MEMORY_FILE, MEMORY_FILES

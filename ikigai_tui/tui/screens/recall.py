@@ -1,7 +1,7 @@
 """/recall in the TUI: its hits are listed in the scrollback (the command's output), and
 those out of the context open the preview dialog in mode "restore" (preview.py), each with
 its state on its second line, grouped by exchange (a reply comes with its question, see
-core/commands_recall.py); the ticked ones come back through `/restore IDS` (tui/submit.py),
+core/handlers/recall.py); the ticked ones come back through `/restore IDS` (tui/submit.py),
 so what is written is exactly what that command writes (one `filter` event of mode
 `restore`). A `/restore IDS --preview` opens the same dialog from its proposal (its
 presentation kind, "restore": screens/dialogs.py).
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.commands import CommandResult
-from ikigai_tui.core.commands_restore import RestoreProposal
+from ikigai_tui.core.commands.parse import CommandResult
+from ikigai_tui.core.handlers.restore import RestoreProposal
 from ikigai_tui.core.events import message_text
-from ikigai_tui.core.proposals import Proposal
+from ikigai_tui.core.commands.proposals import Proposal
 from ikigai_tui.core.tokens import Resize
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
 from ikigai_tui.tui.submit import Dialog, picked

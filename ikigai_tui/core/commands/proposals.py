@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.events import message_text
 
 if TYPE_CHECKING:
     from ikigai_tui.core.bodies import Bodies
-    from ikigai_tui.core.command_context import CommandContext
+    from ikigai_tui.core.commands.context import CommandContext
     from ikigai_tui.core.replay import Replayer
     from ikigai_tui.core.tokens import Resize
     from ikigai_tui.core.window import ContextMeter

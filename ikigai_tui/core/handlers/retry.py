@@ -3,8 +3,9 @@ without writing it a second time."""
 
 from __future__ import annotations
 
-from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.commands.context import CommandContext
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import CommandResult
 
 
 async def retry(c: CommandContext) -> CommandResult:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
-from ikigai_tui.core.commands import ArgReader, CommandError, CommandSpec
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import ArgReader, CommandSpec
 from ikigai_tui.core.events import Event, WriteBatch
 from ikigai_tui.core.replay import Mark, Replayer
 

@@ -1,7 +1,7 @@
 """/recall QUERY: search every message of this agent and its ancestors, those out of the
 context included (forgotten, rewound, cleared, summarised, pruned by the window), and say
 where each one stands (SPEC §8). Read-only: it writes nothing but its command record.
-With --restore the hits out of the context come back (core/commands_restore.py); the
+With --restore the hits out of the context come back (core/handlers/restore.py); the
 TUI's /recall opens a dialog to tick which.
 
 The search is the log's full-text index (FTS5, every message ever written); the query's
@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import re
 
-from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
-from ikigai_tui.core.commands_restore import (
+from ikigai_tui.core.commands.context import CommandContext
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import CommandResult
+from ikigai_tui.core.handlers.restore import (
     OUT, RestoreProposal, Standing, first_line, propose, standings,
 )
 from ikigai_tui.core.events import Event

@@ -3,8 +3,8 @@ replaced by one structured summary, reviewed before anything is written (core/co
 
 from __future__ import annotations
 
-from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import CommandError
+from ikigai_tui.core.commands.context import CommandContext
+from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.compaction.proposal import CompactProposal
 from ikigai_tui.core.compaction.select import read_compact_args
 

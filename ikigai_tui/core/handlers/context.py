@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from ikigai_tui.core import commands_settings as settings
-from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import (
-    CommandError, CommandResult, IdRange, UsageError, check_mark_name,
-)
+from ikigai_tui.core.handlers import settings
+from ikigai_tui.core.commands.context import CommandContext
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import CommandResult, IdRange, check_mark_name
 from ikigai_tui.core.measure_words import history_line, sent_line
-from ikigai_tui.core.matching.command import propose_matches, read_filter_args
-from ikigai_tui.core.proposals import FilterProposal
+from ikigai_tui.core.handlers.filter import propose_matches, read_filter_args
+from ikigai_tui.core.commands.proposals import FilterProposal
 
 
 async def clear(c: CommandContext) -> CommandResult:
@@ -72,7 +72,7 @@ async def marks(c: CommandContext) -> CommandResult:
 
 async def _filter(c: CommandContext, mode: str) -> FilterProposal | CommandResult:
     """A proposal to forget (or keep only) messages, by ids or by criteria through a
-    matcher: nothing written until a reviewer accepts it (see core/proposals.py)."""
+    matcher: nothing written until a reviewer accepts it (see core/commands/proposals.py)."""
     ask = read_filter_args(c.args, mode)
     if ask.ids is not None:
         ids = select_ids(ask.ids, c.replayer.ctx)

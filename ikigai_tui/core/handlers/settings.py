@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import CommandError, CommandResult, UsageError
+from ikigai_tui.core.commands.context import CommandContext
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.request import DEFAULT_SYSTEM_PROMPT
 
 
@@ -149,7 +151,7 @@ def pin_lines(c: CommandContext) -> list[str]:
 
 
 async def help_(c: CommandContext) -> CommandResult:
-    from ikigai_tui.core.command_table import REGISTRY
+    from ikigai_tui.core.commands.registry import REGISTRY
 
     name = c.args.take()
     c.args.done()

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ikigai_tui.core.commands import CommandSpec, Handler, Registry
+from ikigai_tui.core.commands.parse import CommandSpec, Handler, Registry
 
 
 def _lazy(module: str, name: str) -> Handler:
-    """The handler `name` of core/`module`.py, imported when the command first runs: the
+    """The handler `name` of core/handlers/`module`.py, imported when the command first runs: the
     handlers (and the matchers, compaction and memory they import) stay out of start-up."""
 
     async def handler(c):
-        return await getattr(import_module(f"ikigai_tui.core.{module}"), name)(c)
+        return await getattr(import_module(f"ikigai_tui.core.handlers.{module}"), name)(c)
 
     handler.__qualname__ = handler.__name__ = name
     return handler
@@ -46,34 +46,34 @@ _RESTORE_DETAILS = (
 
 REGISTRY = Registry([
     CommandSpec("clear", "/clear [MARK]", "Empty the context, or rewind to MARK.",
-                _lazy("commands_context", "clear"), llm=True, deferred=True),
+                _lazy("context", "clear"), llm=True, deferred=True),
     CommandSpec("mark", "/mark [NAME]", "Create a checkpoint (re-using a name moves it).",
-                _lazy("commands_context", "mark"), llm=True),
+                _lazy("context", "mark"), llm=True),
     CommandSpec("rewind", "/rewind [MARK]", "Rewind to MARK (default: the latest valid mark).",
-                _lazy("commands_context", "rewind"), llm=True, deferred=True),
+                _lazy("context", "rewind"), llm=True, deferred=True),
     CommandSpec("marks", "/marks", "List the valid marks with their positions.",
-                _lazy("commands_context", "marks"), llm=True),
+                _lazy("context", "marks"), llm=True),
     CommandSpec("forget", "/forget [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
                 "Remove the messages that match CRITERIA (or the ids, like 3,5-9).",
-                _lazy("commands_context", "forget"), deferred=True, details=_FILTER_DETAILS),
+                _lazy("context", "forget"), deferred=True, details=_FILTER_DETAILS),
     CommandSpec("remember", "/remember [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
                 "Keep only the messages that match CRITERIA (or the ids).",
-                _lazy("commands_context", "remember"), deferred=True, details=_FILTER_DETAILS),
+                _lazy("context", "remember"), deferred=True, details=_FILTER_DETAILS),
     CommandSpec("undo", "/undo", "Undo the latest context change, saying what comes back.",
-                _lazy("commands_undo", "undo"), deferred=True,
+                _lazy("undo", "undo"), deferred=True,
                 details="Context changes: /clear, /rewind, /forget, /remember, /compact, /pin, "
                 "/unpin, /budget, and the LLM's memory changes (the file goes back as it was). "
                 "Repeat it to walk further back. /system and /model are not undone: set them "
                 "again."),
     CommandSpec("compact", "/compact [FOCUS] [--keep N] [--upto MARK | --from MARK] [--dry-run]",
                 "Replace older context by a summary you review (and may edit) first.",
-                _lazy("commands_compact", "compact"), deferred=True,
+                _lazy("compact", "compact"), deferred=True,
                 details=_COMPACT_DETAILS),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
-                _lazy("commands_context", "context"), llm=True),
+                _lazy("context", "context"), llm=True),
     CommandSpec("recall", "/recall QUERY", "Search all of this agent's messages and its "
                 "ancestors', those out of the context too, and say where each stands.",
-                _lazy("commands_recall", "recall"), llm=True,
+                _lazy("recall", "recall"), llm=True,
                 details="Every word must appear (any order or case). Each hit shows its id, "
                 "role and state: in the context, pruned by the window, forgotten, rewound, "
                 "cleared, summarised or not inherited. /forget --ids and /remember --ids take "
@@ -81,44 +81,44 @@ REGISTRY = Registry([
                 "only show what would come back); in the TUI a dialog lists them to tick."),
     CommandSpec("restore", "/restore [--dry-run] [--preview] IDS",
                 "Bring messages of this agent or its ancestors back into the context.",
-                _lazy("commands_restore", "restore"), deferred=True, details=_RESTORE_DETAILS),
+                _lazy("restore", "restore"), deferred=True, details=_RESTORE_DETAILS),
     CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",
                 "Create a child agent with this context (or only what follows MARK).",
-                _lazy("commands_agents", "fork"), llm=True,
+                _lazy("agents", "fork"), llm=True,
                 details="With PROMPT the child starts working at once."),
     CommandSpec("send", "/send AGENT MESSAGE", "Put a message in another agent's inbox.",
-                _lazy("commands_agents", "send"), llm=True,
+                _lazy("agents", "send"), llm=True,
                 details="The LLM may send only to its own descendants and its ancestors."),
     CommandSpec("check-mail", "/check-mail", "Read unread mail into the context.",
-                _lazy("commands_agents", "check_mail"), llm=True),
+                _lazy("agents", "check_mail"), llm=True),
     CommandSpec("kill", "/kill AGENT", "Stop an agent and its descendants.",
-                _lazy("commands_agents", "kill"), llm=True,
+                _lazy("agents", "kill"), llm=True,
                 details="The root cannot be killed; the LLM may kill only its own descendants."),
     CommandSpec("agents", "/agents", "Show the agent tree.",
-                _lazy("commands_agents", "agents"), llm=True),
+                _lazy("agents", "agents"), llm=True),
     CommandSpec("model", "/model [MODEL]", "Show or switch this agent's model.",
-                _lazy("commands_settings", "model")),
+                _lazy("settings", "model")),
     CommandSpec("system", "/system [TEXT]", "Show or set the system prompt.",
-                _lazy("commands_settings", "system")),
+                _lazy("settings", "system")),
     CommandSpec("budget", "/budget [TOKENS|off]", "Show or set this agent's window budget.",
-                _lazy("commands_settings", "budget"),
+                _lazy("settings", "budget"),
                 details="Whole turns are dropped from the front of what is sent until the request "
                 "fits it (after each turn). TOKENS like 50000 or 50K; off disables the window. "
                 "Children forked afterwards inherit it; /undo reverses it."),
     CommandSpec("pin", "/pin TEXT", "Pin a note that is always sent and never pruned.",
-                _lazy("commands_settings", "pin")),
+                _lazy("settings", "pin")),
     CommandSpec("unpin", "/unpin N", "Remove pin number N.",
-                _lazy("commands_settings", "unpin")),
-    CommandSpec("pins", "/pins", "List the pins.", _lazy("commands_settings", "pins")),
+                _lazy("settings", "unpin")),
+    CommandSpec("pins", "/pins", "List the pins.", _lazy("settings", "pins")),
     CommandSpec("memory", "/memory [PATH]", "Show the memory files (the LLM's memory tool).",
-                _lazy("commands_memory", "memory"),
+                _lazy("memory", "memory"),
                 details="PATH shows one file with line numbers. The files live outside the log: "
                 "they survive /clear and compaction. /undo reverses the latest change."),
     CommandSpec("help", "/help [COMMAND]", "List the commands, or explain one.",
-                _lazy("commands_settings", "help_")),
+                _lazy("settings", "help_")),
     CommandSpec("retry", "/retry", "Send the unanswered last message again (after a failed turn).",
-                _lazy("commands_retry", "retry")),
-    CommandSpec("exit", "/exit", "Leave ikigai.", _lazy("commands_settings", "exit_")),
+                _lazy("retry", "retry")),
+    CommandSpec("exit", "/exit", "Leave ikigai.", _lazy("settings", "exit_")),
 ])
 
 # Commands that change nothing, so they also work on a dead agent.

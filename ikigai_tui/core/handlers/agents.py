@@ -8,8 +8,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
-from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import CommandError, CommandResult, UsageError, is_mark_name
+from ikigai_tui.core.commands.context import CommandContext
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import CommandResult, is_mark_name
 from ikigai_tui.core.events import AgentRecord, EventRef
 from ikigai_tui.core.replay import Mark
 

@@ -19,12 +19,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ikigai_tui.core.command_context import CommandContext, CommandServices, PendingOp, PendingRef
-from ikigai_tui.core.commands import (
-    ArgReader, CommandError, CommandResult, CommandSpec, ParsedCommand, Registry, UsageError,
+from ikigai_tui.core.commands.context import CommandContext, CommandServices, PendingOp, PendingRef
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import (
+    ArgReader, CommandResult, CommandSpec, ParsedCommand, Registry,
 )
 from ikigai_tui.core.events import UNDOABLE_KINDS, NewEvent, WriteBatch
-from ikigai_tui.core.proposals import Proposal, Reviewer, Verdict, accept_all
+from ikigai_tui.core.commands.proposals import Proposal, Reviewer, Verdict, accept_all
 from ikigai_tui.core.replay import Replayer
 
 DEFERRED_PREFIX = "Accepted; applied when this turn ends: "

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ikigai_tui.core.commands import (
-    ArgReader, CommandError, CommandResult, IdRange, UsageError, parse_id_ranges,
-)
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import ArgReader, CommandResult, IdRange, parse_id_ranges
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import Candidate, MatchProgress
 from ikigai_tui.core.notices import MatchingNotice
-from ikigai_tui.core.proposals import FilterProposal
+from ikigai_tui.core.commands.proposals import FilterProposal
 from ikigai_tui.core.provider import ProviderError
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.command_context import CommandContext
+    from ikigai_tui.core.commands.context import CommandContext
 
 
 class FilterArgs(NamedTuple):

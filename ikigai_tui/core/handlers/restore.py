@@ -17,14 +17,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ikigai_tui.core.bodies import outline
-from ikigai_tui.core.commands import CommandError, CommandResult, IdRange, UsageError, parse_id_ranges
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import UsageError
+from ikigai_tui.core.commands.parse import CommandResult, IdRange, parse_id_ranges
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, Event, message_text
-from ikigai_tui.core.proposals import ACCEPT_ALL, Presentation, Proposal, ProposalItem, Verdict
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Presentation, Proposal, ProposalItem, Verdict
 from ikigai_tui.core.replay_queries import removal_label
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
-    from ikigai_tui.core.command_context import CommandContext
+    from ikigai_tui.core.commands.context import CommandContext
     from ikigai_tui.core.tokens import Resize
 
 IN, OUT, SUMMARISED, FOREIGN = "in", "out", "summarised", "foreign"

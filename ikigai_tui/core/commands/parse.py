@@ -12,14 +12,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 
-class CommandError(Exception):
-    """A command that cannot run; the message is one line, shown after `Error: `."""
-
-
-class UsageError(CommandError):
-    """Bad arguments; the dispatcher appends the usage line."""
-
-
 _SPACE = " \t\r\n"
 
 
@@ -113,9 +105,9 @@ class ArgReader:
             raise UsageError(f"unexpected argument '{token}'")
 
 
-# A handler takes a CommandContext (core/command_context.py), fills its batch and returns
+# A handler takes a CommandContext (core/commands/context.py), fills its batch and returns
 # its CommandResult, or returns a Proposal that a reviewer answers before anything is
-# written (core/proposals.py). Only the bus calls it (core/command_bus.py): the parser
+# written (core/commands/proposals.py). Only the bus calls it (core/commands/bus.py): the parser
 # names neither type, else the command path's modules would import each other in a circle.
 Handler = Callable[[Any], Awaitable[Any]]
 

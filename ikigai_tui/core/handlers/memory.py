@@ -7,8 +7,9 @@ a dialog.
 
 from __future__ import annotations
 
-from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.commands.context import CommandContext
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.memory.commands import view
 from ikigai_tui.core.memory.sandbox import PREFIX, Location, MemoryRefused
 

@@ -14,8 +14,9 @@ import time
 from bisect import bisect_left
 from operator import itemgetter
 
-from ikigai_tui.core.command_context import CommandContext
-from ikigai_tui.core.commands import CommandError, CommandResult
+from ikigai_tui.core.commands.context import CommandContext
+from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.events import (
     CONTEXT_MESSAGE_KINDS, NOT_UNDOABLE_CHANGES, UNDOABLE_KINDS, EventRow,
 )
@@ -67,7 +68,7 @@ async def _undo_memory(c: CommandContext, target: int, history: list[EventRow],
     """A memory change: the folder goes back as it was before it, at once (the files are
     outside the context; mid-turn only the undo's record waits for the turn's end), or
     nothing is written when the file changed since."""
-    from ikigai_tui.core.commands_memory import memory_service
+    from ikigai_tui.core.handlers.memory import memory_service
     from ikigai_tui.core.memory.change import reverse
     from ikigai_tui.core.memory.sandbox import MemoryRefused
 
