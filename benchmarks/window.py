@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator
 
 import figure
 from gen_text import run_of_words, vocabulary
-from ikigai_tui.core.replay import Replayer
-from ikigai_tui.core.request import build_messages, system_text
+from ikigai_tui.core.replay.replayer import Replayer
+from ikigai_tui.core.replay.request import build_messages, system_text
 from ikigai_tui.core.session import DEFAULT_BUDGET
 from ikigai_tui.core.tokens import TokenCounter
 from ikigai_tui.core.tools import tool_schemas

@@ -9,7 +9,7 @@ from typing import Any
 
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.events import AgentRecord, Event
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 
 SHORT_ID = 6
 

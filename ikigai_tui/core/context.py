@@ -17,7 +17,7 @@ from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.compaction.pruned import PrunedSummaries, Sent, block, reserve_of
 from ikigai_tui.core.limits import format_tokens
 from ikigai_tui.core.provider import Request
-from ikigai_tui.core.request import build_messages, system_text
+from ikigai_tui.core.replay.request import build_messages, system_text
 from ikigai_tui.core.token_counts import fill
 from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor, tools_text
 from ikigai_tui.core.tools import tool_schemas
@@ -25,10 +25,10 @@ from ikigai_tui.core.window import ContextMeter, Window
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
-    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.limits import Limits
     from ikigai_tui.core.ports import TokenCounts
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
 
 
 class MessageTooLong(CommandError):

@@ -70,7 +70,7 @@ class EventLog(Protocol):
     async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]: ...
 
     async def agent_outline(self, agent_id: str, upto: int | None = None) -> Sequence[EventRow]:
-        """As agent_rows, but each message's payload is its outline (core/bodies.py:
+        """As agent_rows, but each message's payload is its outline (core/replay/bodies.py:
         all but `content` and `arguments`): what replay needs, not the text."""
 
     async def payloads(self, ids: Sequence[int]) -> dict[int, dict]:

@@ -1,7 +1,7 @@
 """The agents' replayed contexts: loaded from the log on first use (ancestors up to each
 fork, then the agent), then kept up to date with every committed event, in id order.
 
-What is replayed are outlines (core/bodies.py): each message without its text, which
+What is replayed are outlines (core/replay/bodies.py): each message without its text, which
 stays in the log and is read on demand through `Bodies` (the session's `bodies`); so
 an agent's memory grows by its messages' count, not by their text."""
 
@@ -11,10 +11,10 @@ import asyncio
 import gc
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
-from ikigai_tui.core.bodies import Bodies, outline_row
+from ikigai_tui.core.replay.bodies import Bodies, outline_row
 from ikigai_tui.core.events import Event
 from ikigai_tui.core.ports import EventLog
-from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
+from ikigai_tui.core.replay.replayer import EMPTY, Replayer, Snapshot
 
 THREAD_ROWS = 4_000  # below this a replay takes a few ms: not worth a thread
 

@@ -25,7 +25,7 @@ from ikigai_tui.core.notices import (
 )
 from ikigai_tui.core.ports import ConflictError, Holder, Persistence, StoreError
 from ikigai_tui.core.provider import ProviderFactory
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.session_services import SessionServices
 from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
@@ -58,7 +58,7 @@ class Session(SessionServices):
         self.tree = AgentTree()
         self.notices = Notices()  # who is told: the front ends subscribe
         self.replays = Replays(store, self.tree)
-        self.bodies = self.replays.bodies  # message text on demand (core/bodies.py)
+        self.bodies = self.replays.bodies  # message text on demand (core/replay/bodies.py)
         self.factors: dict[str, tuple[float, int]] = {}  # model -> (factor, samples)
         self.embedder: Embedder | None = None  # the local matcher's (None: the default)
         store.add_commit_hook(self._on_commit, with_origin=True)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.leases import LeaseKeeper
     from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.window import ContextMeter, Window
-    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.compaction.service import Compactor
     from ikigai_tui.core.context import ContextService
     from ikigai_tui.core.matching import Matcher
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.models import ModelPolicy
     from ikigai_tui.core.ports import Persistence
     from ikigai_tui.core.provider import ProviderFactory
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
 
 
 class SessionServices:

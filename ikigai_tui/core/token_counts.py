@@ -23,9 +23,9 @@ from ikigai_tui.core.counts import sorted_pairs
 from ikigai_tui.core.ports import StoreError, TokenBlock
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.ports import TokenCounts
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
     from ikigai_tui.core.tokens import TokenCounter
     from ikigai_tui.core.window import ContextMeter
 

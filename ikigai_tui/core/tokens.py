@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from ikigai_tui.core import encoders
 from ikigai_tui.core.encoders import SLICE
-from ikigai_tui.core.request import entry_message, message_texts
+from ikigai_tui.core.replay.request import entry_message, message_texts
 
 BYTES_PER_TOKEN = 4
 ESTIMATE = "bytes/4"  # the family of estimated counts (kept counts are keyed by it)

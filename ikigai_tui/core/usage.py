@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ikigai_tui.core.events import EventRow
-from ikigai_tui.core.replay_rows import Rows
+from ikigai_tui.core.replay.rows import Rows
 
 TIER = 200_000  # input tokens of one request above which tiered prices apply
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from ikigai_tui.core.agents import AgentTree
 from ikigai_tui.core.ports import Persistence
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.usage import TIER, UsageLedger, UsageTotals, totals_from_sums
 
 

@@ -23,10 +23,10 @@ from math import ceil
 
 from ikigai_tui.core.counts import Counts
 from ikigai_tui.core.limits import usage_state
-from ikigai_tui.core.replay import Replayer
-from ikigai_tui.core.replay_context import Context
-from ikigai_tui.core.replay_rows import KIND_CODES
-from ikigai_tui.core.request import system_text
+from ikigai_tui.core.replay.replayer import Replayer
+from ikigai_tui.core.replay.context import Context
+from ikigai_tui.core.replay.rows import KIND_CODES
+from ikigai_tui.core.replay.request import system_text
 from ikigai_tui.core.tokens import Resize, TokenCounter
 
 CONTEXT_FULL = "Context full. Use /clear to continue."

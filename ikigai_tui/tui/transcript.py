@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ikigai_tui.core.events import Event
-from ikigai_tui.core.replay_queries import removal_label
+from ikigai_tui.core.replay.queries import removal_label
 
 __all__ = ["SHOWN_KINDS", "Item", "item_from_event", "items_from_events", "removal_label"]
 

@@ -3,7 +3,7 @@ message's text left out (what replay needs), and `payloads` reads the text back 
 
 from __future__ import annotations
 
-from ikigai_tui.core.bodies import outline_row
+from ikigai_tui.core.replay.bodies import outline_row
 from ikigai_tui.core.events import WriteBatch
 from tests.contract.test_event_log import with_agents
 

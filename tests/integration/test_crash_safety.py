@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS
-from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
-from ikigai_tui.core.request import build_messages
+from ikigai_tui.core.replay.replayer import EMPTY, Replayer, Snapshot
+from ikigai_tui.core.replay.request import build_messages
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ikigai_tui.cli.output import context_data
-from ikigai_tui.core.request import system_text
+from ikigai_tui.core.replay.request import system_text
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.core.tokens import TokenCounter

@@ -6,7 +6,7 @@ Every context is the ordered list of (id, kind, payload) that `Replayer.messages
 
 from __future__ import annotations
 
-from ikigai_tui.core.replay import EMPTY, Replayer
+from ikigai_tui.core.replay.replayer import EMPTY, Replayer
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers

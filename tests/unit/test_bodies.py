@@ -5,7 +5,7 @@ context with its text is the same as what was written."""
 
 from __future__ import annotations
 
-from ikigai_tui.core.bodies import NO_BODY, Bodies, needs_body, outline, outline_row
+from ikigai_tui.core.replay.bodies import NO_BODY, Bodies, needs_body, outline, outline_row
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store

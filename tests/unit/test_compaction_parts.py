@@ -13,7 +13,7 @@ from ikigai_tui.core.compaction import prompt
 from ikigai_tui.core.compaction.select import CompactArgs, read_compact_args, select
 from ikigai_tui.core.compaction.summarise import Summariser
 from ikigai_tui.core.matching import Candidate
-from ikigai_tui.core.replay import Mark, Replayer
+from ikigai_tui.core.replay.replayer import Mark, Replayer
 
 
 def args(text: str) -> CompactArgs:

@@ -8,8 +8,8 @@ import pytest
 from ikigai_tui.core import limits
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.provider import Request
-from ikigai_tui.core.replay import Replayer
-from ikigai_tui.core.request import build_messages, entry_message, message_texts
+from ikigai_tui.core.replay.replayer import Replayer
+from ikigai_tui.core.replay.request import build_messages, entry_message, message_texts
 from ikigai_tui.core.tokens import TokenCounter, message_segments
 from tests.unit.window_helpers import chat
 

@@ -118,7 +118,7 @@ def test_a_swap_after_the_table_changed_is_refused():
 
 
 def test_the_meter_holds_each_count_once():
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
     from tests.unit.window_helpers import LIMIT, fresh_meter
 
     rows = []

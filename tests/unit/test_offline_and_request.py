@@ -5,8 +5,8 @@ import json
 from hypothesis import given, strategies as st
 
 from ikigai_tui.core.provider import Request, TextDelta, ToolCall, Usage
-from ikigai_tui.core.replay import Replayer
-from ikigai_tui.core.request import OMITTED, build_messages
+from ikigai_tui.core.replay.replayer import Replayer
+from ikigai_tui.core.replay.request import OMITTED, build_messages
 from ikigai_tui.llm.offline import SNIPPET, OfflineProvider, _snippet, json_size, respond
 
 

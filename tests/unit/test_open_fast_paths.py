@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ikigai_tui.core.counts import Counts, prune, sorted_pairs
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.token_counts import pack, unpack
 from tests.unit.window_helpers import LIMIT, fresh_meter
 

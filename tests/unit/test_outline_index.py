@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from ikigai_tui.core.bodies import outline_row
+from ikigai_tui.core.replay.bodies import outline_row
 from ikigai_tui.store.sqlite.schema import MIGRATIONS, OUTLINE, OUTLINE_INDEX, SCHEMA_VERSION
 from ikigai_tui.store.sqlite.store import Store
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS as MESSAGE_KINDS
 from ikigai_tui.core.events import WriteBatch
-from ikigai_tui.core.replay import EMPTY, Replayer, Snapshot
+from ikigai_tui.core.replay.replayer import EMPTY, Replayer, Snapshot
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers

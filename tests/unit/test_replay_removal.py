@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 
 from .replay_helpers import Log, incremental
 from .test_replay_properties import Builder, draw_base

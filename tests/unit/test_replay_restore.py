@@ -4,7 +4,7 @@ forget, rewind, clear, compact and /undo; incremental replay equals one-shot rep
 
 from __future__ import annotations
 
-from ikigai_tui.core.replay import Replayer, Snapshot
+from ikigai_tui.core.replay.replayer import Replayer, Snapshot
 from tests.unit.replay_helpers import Log, ids_of, incremental
 
 

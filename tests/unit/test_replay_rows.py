@@ -1,4 +1,4 @@
-"""The compact storage of a replayed agent (core/replay_rows.py).
+"""The compact storage of a replayed agent (core/replay/rows.py).
 
 1. `Context` answers as the insertion-ordered dict it replaced, kept in seq order,
    under any sequence of appends, in-place changes, deletes, pops, sorted inserts and
@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ikigai_tui.core import replay_rows
-from ikigai_tui.core.bodies import NO_BODY
-from ikigai_tui.core.replay import Replayer
-from ikigai_tui.core.replay_context import Context
-from ikigai_tui.core.replay_rows import Rows
+from ikigai_tui.core.replay import rows as replay_rows
+from ikigai_tui.core.replay.bodies import NO_BODY
+from ikigai_tui.core.replay.replayer import Replayer
+from ikigai_tui.core.replay.context import Context
+from ikigai_tui.core.replay.rows import Rows
 from tests.unit.test_replay_properties import Builder, draw_base, state
 
 KINDS = ["user", "assistant", "tool_call", "tool_result", "summary"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.errors import CommandError
-from ikigai_tui.core.replay import Mark, replay
+from ikigai_tui.core.replay.replayer import Mark, replay
 from tests.unit.replay_helpers import (
     Log, context_ids, context_messages, ids_of, incremental, reopened_messages, say,
 )

@@ -6,7 +6,7 @@ through a Session with the offline model's slash tool.
 
 from __future__ import annotations
 
-from ikigai_tui.core.replay import Mark
+from ikigai_tui.core.replay.replayer import Mark
 from tests.unit.replay_helpers import Log, context_ids, context_messages, say
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.errors import CommandError
-from ikigai_tui.core.replay import Mark, Replayer
+from ikigai_tui.core.replay.replayer import Mark, Replayer
 from tests.unit.replay_helpers import Log, context_messages, ids_of, incremental, say
 
 

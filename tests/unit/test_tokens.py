@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ikigai_tui.core import tokens
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.encoders import tokenizer_dir
-from ikigai_tui.core.request import DEFAULT_SYSTEM_PROMPT
+from ikigai_tui.core.replay.request import DEFAULT_SYSTEM_PROMPT
 from ikigai_tui.core.tokens import (
     FACTOR_BOUNDS, MESSAGE_OVERHEAD, REPLY_PRIMING, TokenCounter, encoding_name, learn_factor,
     message_segments, tools_text,

@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.core.window import Window
 from tests.unit.window_helpers import LIMIT, fresh_meter

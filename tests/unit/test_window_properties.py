@@ -14,8 +14,8 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ikigai_tui.core.replay import Replayer
-from ikigai_tui.core.request import build_messages, system_text
+from ikigai_tui.core.replay.replayer import Replayer
+from ikigai_tui.core.replay.request import build_messages, system_text
 from ikigai_tui.core.tokens import TokenCounter
 from ikigai_tui.core.tools import tool_schemas
 from tests.fakes.server import validate_pairs

@@ -27,7 +27,7 @@ from ikigai_tui.core.commands.parse import (
 )
 from ikigai_tui.core.events import UNDOABLE_KINDS, NewEvent, WriteBatch
 from ikigai_tui.core.commands.proposals import Proposal, Reviewer, Verdict, accept_all
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 
 DEFERRED_PREFIX = "Accepted; applied when this turn ends: "
 

@@ -16,10 +16,10 @@ from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.commands.parse import ArgReader, CommandSpec
 from ikigai_tui.core.events import Event, WriteBatch
-from ikigai_tui.core.replay import Mark, Replayer
+from ikigai_tui.core.replay.replayer import Mark, Replayer
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.usage import UsageTotals
@@ -63,7 +63,7 @@ class CommandServices:
     page: Callable[..., Awaitable[list[Event]]] | None = None
     memory: Callable[[], Any] | None = None  # the session's MemoryService (core/memory)
     compactor: Any = None  # core.compaction.service.Compactor: /compact's summaries
-    bodies: Bodies | None = None  # message text read from the log (core/bodies.py)
+    bodies: Bodies | None = None  # message text read from the log (core/replay/bodies.py)
     search: Callable[..., Awaitable[list[Event]]] | None = None  # full text (EventLog.search)
     # The other process running a turn of an agent now, if any (LeaseKeeper.elsewhere).
     elsewhere: Callable[[str], Awaitable[Any]] | None = None

@@ -26,9 +26,9 @@ from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.events import message_text
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.commands.context import CommandContext
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
     from ikigai_tui.core.tokens import Resize
     from ikigai_tui.core.window import ContextMeter
 

@@ -32,8 +32,8 @@ from ikigai_tui.core.limits import format_tokens
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
-    from ikigai_tui.core.bodies import Bodies
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.bodies import Bodies
+    from ikigai_tui.core.replay.replayer import Replayer
     from ikigai_tui.core.window import ContextMeter
 
 KIND = "pruned_summary"

@@ -19,7 +19,7 @@ from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import ArgReader
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.replay import Mark, Replayer
+    from ikigai_tui.core.replay.replayer import Mark, Replayer
 
 MAX_KEEP = 10_000
 MAX_FOCUS = 2_000

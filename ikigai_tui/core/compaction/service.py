@@ -30,14 +30,14 @@ if TYPE_CHECKING:
     from ikigai_tui.core.commands.context import CommandContext
     from ikigai_tui.core.commands.bus import Pending
     from ikigai_tui.core.agents import AgentTree
-    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.commands.parse import CommandResult
     from ikigai_tui.core.events import Event, WriteBatch
     from ikigai_tui.core.gateway import Gateway
     from ikigai_tui.core.models import ModelPolicy
     from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.commands.proposals import Verdict
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
     from ikigai_tui.core.window import ContextMeter, Window
 
 OFFLINE = "offline"

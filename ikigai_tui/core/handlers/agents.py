@@ -13,7 +13,7 @@ from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult, is_mark_name
 from ikigai_tui.core.events import AgentRecord, EventRef
-from ikigai_tui.core.replay import Mark
+from ikigai_tui.core.replay.replayer import Mark
 
 _AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,31}$")
 

@@ -1,5 +1,5 @@
 """Bringing messages back (SPEC §8): `/restore IDS` and `/recall QUERY --restore` write
-one `filter` event of mode `restore` (core/replay.py puts the messages back at their
+one `filter` event of mode `restore` (core/replay/replayer.py puts the messages back at their
 place in log order, each with its tool-call partner).
 
 Where a message of the lineage stands decides what a restore does with it:
@@ -16,13 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.bodies import outline
+from ikigai_tui.core.replay.bodies import outline
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult, IdRange, parse_id_ranges
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, Event, message_text
 from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Presentation, Proposal, ProposalItem, Verdict
-from ikigai_tui.core.replay_queries import removal_label
+from ikigai_tui.core.replay.queries import removal_label
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime

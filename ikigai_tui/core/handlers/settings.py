@@ -8,7 +8,7 @@ from ikigai_tui.core.commands.context import CommandContext
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult
-from ikigai_tui.core.request import DEFAULT_SYSTEM_PROMPT
+from ikigai_tui.core.replay.request import DEFAULT_SYSTEM_PROMPT
 
 
 async def model(c: CommandContext) -> CommandResult:

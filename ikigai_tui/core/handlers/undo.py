@@ -20,7 +20,7 @@ from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.events import (
     CONTEXT_MESSAGE_KINDS, NOT_UNDOABLE_CHANGES, UNDOABLE_KINDS, EventRow,
 )
-from ikigai_tui.core.replay import Replayer
+from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.times import STAMP
 
 THREAD_ROWS = 20_000  # a longer log is replayed off the event loop

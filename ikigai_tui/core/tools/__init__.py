@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
-    from ikigai_tui.core.bodies import Bodies
+    from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.commands.parse import CommandResult
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.memory.service import MemoryService
     from ikigai_tui.core.commands.proposals import Proposal, Verdict
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
     from ikigai_tui.core.window import ContextMeter, Window
 
 TURN = "turn"  # the caller of a conversation's turn: the agent's own LLM

@@ -22,7 +22,7 @@ from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
 
 NAME = "filter_context"
 PREVIEW_CHARS = 160

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
-from ikigai_tui.core.replay_rows import Rows
+from ikigai_tui.core.replay.rows import Rows
 from ikigai_tui.store.sqlite.schema import OUTLINE, OUTLINE_INDEX, OUTLINE_SINCE
 
 ROW_BATCH = 5000

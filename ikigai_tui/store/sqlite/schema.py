@@ -26,7 +26,7 @@ _FTS_BOUNDED = (
 )
 
 _MESSAGES = ", ".join(f"'{k}'" for k in sorted(CONTEXT_MESSAGE_KINDS))
-# A message's outline (core/bodies.py: its payload without its text), made by SQLite
+# A message's outline (core/replay/bodies.py: its payload without its text), made by SQLite
 # (json_remove, in C): what an agent's replay reads, no text reaching Python. Indexed
 # (migration 8) with the agent and id, so that the replay reads it from the index
 # (SQLite's json_remove over a log's every payload was two thirds of the read).

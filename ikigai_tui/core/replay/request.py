@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.replay import Replayer
+    from ikigai_tui.core.replay.replayer import Replayer
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant working inside ikigai, a terminal workbench."
 OMITTED = "(The earlier part of this conversation is not shown.)"

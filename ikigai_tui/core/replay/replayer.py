@@ -1,7 +1,7 @@
 """Pure replay: an agent's events -> its context (SPEC §4).
 
 The context is a mapping `id -> entry` kept in log order (a `Context`: parallel arrays,
-core/replay_rows.py, ~18 bytes a message; the history a `Rows`, ~10). An entry is
+core/replay/rows.py, ~18 bytes a message; the history a `Rows`, ~10). An entry is
 `(seq, kind, payload)`: a message's seq is its id, a compaction summary's seq is that of
 the first message it replaced. Because the context is in seq order, a rewind pops from
 the tail and touches only what it removes, and an append is O(1), so replaying N events
@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, UNDOABLE_KINDS, EventRow
-from ikigai_tui.core.bodies import NO_BODY
-from ikigai_tui.core.replay_context import Context
-from ikigai_tui.core.replay_queries import EMPTY, Entry, Mark, ReplayQueries, Snapshot
-from ikigai_tui.core.replay_rows import KIND_NAMES, Rows, kind_code
+from ikigai_tui.core.replay.bodies import NO_BODY
+from ikigai_tui.core.replay.context import Context
+from ikigai_tui.core.replay.queries import EMPTY, Entry, Mark, ReplayQueries, Snapshot
+from ikigai_tui.core.replay.rows import KIND_NAMES, Rows, kind_code
 
 UNDO_CODES = frozenset(kind_code(k) for k in (*UNDOABLE_KINDS, "undo"))
 

@@ -1,12 +1,12 @@
-"""Compact storage for a replayed agent (core/replay.py): its history, and the kind codes
-its context shares (the context itself: core/replay_context.py).
+"""Compact storage for a replayed agent (core/replay/replayer.py): its history, and the kind codes
+its context shares (the context itself: core/replay/context.py).
 
 An agent of 100,000 messages held each message as an event tuple (64 bytes), its id as
 an int object (32), a dict slot for the context (~50) and a list slot for the history
 (8): ~150 bytes a message, most of what memory grew by with the log. Here the ids, seqs
 and kinds are machine integers in arrays (`array('q')`, kinds as small codes), and a
 payload is held only when it is not the empty outline of a plain message (`NO_BODY`:
-a message's text stays in the log, core/bodies.py): tool links, a failed flag, a
+a message's text stays in the log, core/replay/bodies.py): tool links, a failed flag, a
 summary, and the payloads of the few non-message events. ~28 bytes a message.
 
 `Rows` is the history (every event of the agent, in id order): a sequence of
@@ -23,7 +23,7 @@ from itertools import compress, count
 from operator import not_
 from typing import Any
 
-from ikigai_tui.core.bodies import NO_BODY, Entry
+from ikigai_tui.core.replay.bodies import NO_BODY, Entry
 from ikigai_tui.core.events import MESSAGE_KINDS, METADATA_KINDS, EventRow
 
 # Kind names by code; code 0 marks a removed context entry (a tombstone).

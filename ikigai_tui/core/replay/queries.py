@@ -1,4 +1,4 @@
-"""Read-only questions about a replayed context (core/replay.py): its messages, marks,
+"""Read-only questions about a replayed context (core/replay/replayer.py): its messages, marks,
 what a filter would remove, what took a message out and in what words, and what a child
 inherits at fork. `Replayer` builds the state; `ReplayQueries` only reads it."""
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, EventRow
-from ikigai_tui.core.replay_context import Context
-from ikigai_tui.core.replay_rows import Entry, Rows
+from ikigai_tui.core.replay.context import Context
+from ikigai_tui.core.replay.rows import Entry, Rows
 from ikigai_tui.support.inert import sanitize
 
 

@@ -1,6 +1,6 @@
-"""The context of a replayed agent (core/replay.py), compact: a mutable mapping
+"""The context of a replayed agent (core/replay/replayer.py), compact: a mutable mapping
 `key -> (seq, kind, payload)` kept in seq order, in parallel arrays (ids and seqs as
-int64, kinds as the codes of core/replay_rows.py; a payload held only when it is not
+int64, kinds as the codes of core/replay/rows.py; a payload held only when it is not
 NO_BODY), ~18 bytes a message where the dict it replaces held ~130.
 
 It has the operations of that dict: append O(1), pop from the tail O(1), a lookup
@@ -17,8 +17,8 @@ from heapq import merge
 from itertools import compress
 from typing import Any
 
-from ikigai_tui.core.bodies import NO_BODY
-from ikigai_tui.core.replay_rows import KIND_CODES, KIND_NAMES, Entry, kind_code
+from ikigai_tui.core.replay.bodies import NO_BODY
+from ikigai_tui.core.replay.rows import KIND_CODES, KIND_NAMES, Entry, kind_code
 
 
 class Context(MutableMapping):

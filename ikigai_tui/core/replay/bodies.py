@@ -29,7 +29,7 @@ Entry = tuple[int, str, Any]  # a context entry: (seq, kind, payload: an outline
 
 
 class Replayed(Protocol):
-    """What reading bodies needs of a replayed agent (core/replay.py's Replayer): its
+    """What reading bodies needs of a replayed agent (core/replay/replayer.py's Replayer): its
     context, and what it inherited at fork (`entries`, `result_of`)."""
 
     @property
