@@ -44,7 +44,7 @@ import termios
 import time
 from pathlib import Path
 
-from ikigai_tui.core.measure_words import SENT_LABEL
+from ikigai_tui.core.tokens.words import SENT_LABEL
 
 perf = time.perf_counter
 HERE = Path(__file__).resolve().parent

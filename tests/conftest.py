@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_tui.core import encoders
-from ikigai_tui.core.encoders import LocalEncoder
+from ikigai_tui.core.tokens import encoders
+from ikigai_tui.core.tokens.encoders import LocalEncoder
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store

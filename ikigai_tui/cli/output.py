@@ -16,7 +16,7 @@ from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.handlers.agents import status_of, status_words
 from ikigai_tui.core.events import Event, message_text
-from ikigai_tui.core.measure_words import sent_and_history
+from ikigai_tui.core.tokens.words import sent_and_history
 from ikigai_tui.core.memory.change import words as memory_words
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.filter_context import id_ranges

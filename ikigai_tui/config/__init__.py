@@ -13,7 +13,7 @@ from typing import Any
 import platformdirs
 
 from ikigai_tui.config import compact as config_compact
-from ikigai_tui.core.limits import DEFAULT_BUDGET
+from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
 
 APP = "ikigai"
 

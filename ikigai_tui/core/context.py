@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.compaction.pruned import PrunedSummaries, Sent, block, reserve_of
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 from ikigai_tui.core.provider import Request
 from ikigai_tui.core.replay.request import build_messages, system_text
-from ikigai_tui.core.token_counts import fill
-from ikigai_tui.core.tokens import TokenCounter, encoding_name, learn_factor, tools_text
+from ikigai_tui.core.tokens.kept import fill
+from ikigai_tui.core.tokens.counter import TokenCounter, encoding_name, learn_factor, tools_text
 from ikigai_tui.core.tools import tool_schemas
-from ikigai_tui.core.window import ContextMeter, Window
+from ikigai_tui.core.tokens.window import ContextMeter, Window
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
     from ikigai_tui.core.replay.bodies import Bodies
-    from ikigai_tui.core.limits import Limits
+    from ikigai_tui.core.tokens.limits import Limits
     from ikigai_tui.core.ports import TokenCounts
     from ikigai_tui.core.replay.replayer import Replayer
 

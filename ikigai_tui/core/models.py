@@ -10,7 +10,7 @@ from ikigai_tui.core.provider import ProviderError, ProviderFactory
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
-    from ikigai_tui.core.limits import Limits
+    from ikigai_tui.core.tokens.limits import Limits
 
 
 class ModelPolicy:

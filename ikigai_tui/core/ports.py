@@ -137,7 +137,7 @@ class TokenBlock(NamedTuple):
 
 class TokenCounts(Protocol):
     """Per-message token counts, computed once per (encoding, message) and kept in blocks
-    (core/token_counts.py): opening a log never recounts it."""
+    (core/tokens/kept.py): opening a log never recounts it."""
 
     async def token_blocks(self, encoding: str, low: int, high: int) -> list[TokenBlock]:
         """The kept blocks of `encoding` that hold a message id in [low, high], in the

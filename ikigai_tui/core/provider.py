@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple, Protocol
 
-from ikigai_tui.core.limits import Limits
+from ikigai_tui.core.tokens.limits import Limits
 
 
 class Request(NamedTuple):

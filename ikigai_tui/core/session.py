@@ -18,7 +18,7 @@ from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.commands.parse import CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
-from ikigai_tui.core.limits import DEFAULT_BUDGET
+from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
 from ikigai_tui.core.models import ModelPolicy
 from ikigai_tui.core.notices import (
     AgentChanged, ErrorNotice, EventsCommitted, Listener, Notice, Notices,
@@ -28,7 +28,7 @@ from ikigai_tui.core.provider import ProviderFactory
 from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.session_services import SessionServices
-from ikigai_tui.core.window import CONTEXT_FULL, ContextMeter, Window
+from ikigai_tui.core.tokens.window import CONTEXT_FULL, ContextMeter, Window
 
 if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen's first frame)
     from ikigai_tui.core.commands.bus import Pending

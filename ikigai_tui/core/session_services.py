@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.events import Event, WriteBatch
     from ikigai_tui.core.leases import LeaseKeeper
     from ikigai_tui.core.notices import Notice
-    from ikigai_tui.core.window import ContextMeter, Window
+    from ikigai_tui.core.tokens.window import ContextMeter, Window
     from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.compaction.service import Compactor
     from ikigai_tui.core.context import ContextService

@@ -94,8 +94,8 @@ def warm(model: str) -> None:
     if model in _preloaded:
         return
     try:
-        from ikigai_tui.core import encoders
-        from ikigai_tui.core.tokens import encoding_name
+        from ikigai_tui.core.tokens import encoders
+        from ikigai_tui.core.tokens.counter import encoding_name
 
         with collector_paused():
             # The session's own counter of the model's tokens (a new message is counted

@@ -8,7 +8,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from ikigai_tui.core.limits import MAX_OUTPUT_RESERVE, Limits
+from ikigai_tui.core.tokens.limits import MAX_OUTPUT_RESERVE, Limits
 from ikigai_tui.core.usage import Prices
 
 OFFLINE_LIMITS = (200_000, 8_192)

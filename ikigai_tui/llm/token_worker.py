@@ -1,10 +1,10 @@
 """Exact token counts from a worker process, so that this one never builds tiktoken's
-tables (core/encoders.py says why: the build holds the GIL 120-380 ms in one call).
+tables (core/tokens/encoders.py says why: the build holds the GIL 120-380 ms in one call).
 
 `install()` makes every exact counter of this process count through a `RemoteEncoder`
 (the full-screen app does it after its first frame). A RemoteEncoder starts its worker
 on first use (a `python -I` running `main()` below): the worker builds the
-encoding from the files in the litellm wheel (core/tokens.py: load_encoding, never a
+encoding from the files in the litellm wheel (core/tokens/counter.py: load_encoding, never a
 download), says `ready`, then answers requests on its stdin/stdout pipes, one at a time:
 
   request   <II n, size>  n x <I byte length>  the n texts, UTF-8 (surrogates passed)
@@ -135,7 +135,7 @@ class Worker:
 
 
 class RemoteEncoder:
-    """core/encoders.py's Encoder, counting in a worker process (started on first use)."""
+    """core/tokens/encoders.py's Encoder, counting in a worker process (started on first use)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -180,7 +180,7 @@ class RemoteEncoder:
                     except WorkerError as exc:
                         log.warning("token counting worker (%s): %s", self.name, exc)
                         self.close_worker()
-                from ikigai_tui.core.encoders import LocalEncoder
+                from ikigai_tui.core.tokens.encoders import LocalEncoder
 
                 log.warning("token counting worker (%s) failed twice: counting here", self.name)
                 self._local = LocalEncoder(self.name)
@@ -197,13 +197,13 @@ class RemoteEncoder:
 
 
 def make(name: str):
-    """The encoder of `name` for core/encoders.py: counting in a worker process, or here
+    """The encoder of `name` for core/tokens/encoders.py: counting in a worker process, or here
     when no worker can start (the failure is logged)."""
     try:
         return RemoteEncoder(name)
     except (OSError, WorkerError) as exc:
         log.warning("token counting worker (%s) did not start: %s; counting here", name, exc)
-        from ikigai_tui.core.encoders import LocalEncoder
+        from ikigai_tui.core.tokens.encoders import LocalEncoder
 
         return LocalEncoder(name)
 
@@ -211,7 +211,7 @@ def make(name: str):
 def install() -> None:
     """Exact counts of this process from worker processes (nothing starts before one is
     needed: the offline model and estimated counts never start one)."""
-    from ikigai_tui.core import encoders
+    from ikigai_tui.core.tokens import encoders
 
     encoders.use(make)
 
@@ -227,7 +227,7 @@ def _read_exact(stream, size: int) -> bytes | None:
 
 
 def serve(name: str, stdin, stdout) -> None:
-    from ikigai_tui.core.encoders import LocalEncoder
+    from ikigai_tui.core.tokens.encoders import LocalEncoder
 
     try:
         count = LocalEncoder(name).count

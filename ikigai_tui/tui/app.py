@@ -24,7 +24,7 @@ from ikigai_tui.core.notices import Notice, TurnFinished
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.window import CONTEXT_FULL
+from ikigai_tui.core.tokens.window import CONTEXT_FULL
 from ikigai_tui.support.heap import freeze_at_start, trim
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.completion import SlashCommands, completions

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 from ikigai_tui.tui.messages import AgentNote, EventsArrived, StreamArrived
 from ikigai_tui.tui.notes import Notes
 from ikigai_tui.tui.pages import AgentPages
@@ -24,7 +24,7 @@ from ikigai_tui.tui.widgets.pane import AgentPane
 
 if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
-    from ikigai_tui.core.window import Window
+    from ikigai_tui.core.tokens.window import Window
 
 MAX_PANES = 4
 

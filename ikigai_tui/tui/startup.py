@@ -39,7 +39,7 @@ class AfterFirstFrame:
         """Called by on_mount after the first refresh (see the module's docstring)."""
         # What the composition root asks for now: exact token counts (OpenAI models) from
         # a worker process (llm/token_worker.py), as building tiktoken's tables here would
-        # freeze the screen (core/encoders.py); before the first count.
+        # freeze the screen (core/tokens/encoders.py); before the first count.
         self.first_frame()
         self.schedule_refresh()
         self.run_worker(self._load_agents(), group="load", exclusive=True)

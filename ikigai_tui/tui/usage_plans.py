@@ -18,7 +18,7 @@ from ikigai_tui.core.notices import AgentChanged, EventsCommitted, Notice, TurnF
 
 if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
-    from ikigai_tui.core.window import Window
+    from ikigai_tui.core.tokens.window import Window
 
 
 class UsagePlans:

@@ -8,7 +8,7 @@ import pytest
 
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.store.sqlite.store import Store
-from ikigai_tui.core.token_counts import pack, unpack as unpack_arrays
+from ikigai_tui.core.tokens.kept import pack, unpack as unpack_arrays
 
 
 def unpack(blocks, wanted) -> dict:

@@ -28,8 +28,8 @@ import pytest
 
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.store.sqlite.schema import FTS_LIMIT
-from ikigai_tui.core.encoders import SLICE, load_encoding, slices
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens.encoders import SLICE, load_encoding, slices
+from ikigai_tui.core.tokens.counter import TokenCounter
 from tests.fakes.server import FakeProvider, Reply
 from tests.faults.run_peak import measurable, peak_over_tiny_mib
 from tests.unit.store_helpers import open_with_agents

@@ -13,7 +13,7 @@ import pytest
 
 from ikigai_tui.core.commands.registry import REGISTRY
 from ikigai_tui.core.errors import CommandError
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 from ikigai_tui.core.replay.request import DEFAULT_SYSTEM_PROMPT
 from tests.integration.session_helpers import ids, talk
 

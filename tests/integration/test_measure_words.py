@@ -11,7 +11,7 @@ import re
 
 from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.notices import CompactionNotice
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers

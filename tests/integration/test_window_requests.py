@@ -14,7 +14,7 @@ from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.replay.request import system_text
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens.counter import TokenCounter
 from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.llm.providers import Providers
 from tests.fakes.server import FakeProvider, Received, Reply, validate_pairs

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ikigai_tui.core.window import CONTEXT_FULL
+from ikigai_tui.core.tokens.window import CONTEXT_FULL
 from ikigai_tui.runtime import open_session
 from ikigai_tui.runtime import create_app
 

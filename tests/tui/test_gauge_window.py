@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 
 from .conftest import SIZE, all_lines, conversation, idle, settle, type_text
 

@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from ikigai_tui.core.window import CONTEXT_FULL
+from ikigai_tui.core.tokens.window import CONTEXT_FULL
 from ikigai_tui.tui.screens.help import HelpScreen
 from ikigai_tui.tui.screens.preview import PreviewScreen
 

@@ -10,10 +10,10 @@ import sqlite3
 
 import pytest
 
-from ikigai_tui.core import encoders
-from ikigai_tui.core.encoders import LocalEncoder
+from ikigai_tui.core.tokens import encoders
+from ikigai_tui.core.tokens.encoders import LocalEncoder
 from ikigai_tui.core.events import WriteBatch
-from ikigai_tui.core.token_counts import KEEP_AT
+from ikigai_tui.core.tokens.kept import KEEP_AT
 from ikigai_tui.llm import token_worker
 from ikigai_tui.llm.token_worker import RemoteEncoder
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.core import limits
+from ikigai_tui.core.tokens import limits
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.provider import Request
 from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replay.request import build_messages, entry_message, message_texts
-from ikigai_tui.core.tokens import TokenCounter, message_segments
+from ikigai_tui.core.tokens.counter import TokenCounter, message_segments
 from tests.unit.window_helpers import chat
 
 
@@ -82,7 +82,8 @@ def test_an_empty_call_is_counted_as_the_arguments_sent():
 
 def test_one_home_for_the_shared_numbers():
     from ikigai_tui import config
-    from ikigai_tui.core import provider, session, window
+    from ikigai_tui.core import provider, session
+    from ikigai_tui.core.tokens import window
     from ikigai_tui.llm import models
     assert config.DEFAULT_BUDGET is session.DEFAULT_BUDGET is limits.DEFAULT_BUDGET
     assert provider.Limits is limits.Limits
@@ -106,7 +107,8 @@ def test_tree_and_gauge_share_the_thresholds(percent, state):
 async def test_the_tools_are_serialised_once_per_tool_set(sessions, monkeypatch):
     """Every plan counts the tool definitions: their JSON is made once per tool list, and
     made again when the tools change."""
-    from ikigai_tui.core import tokens, tools
+    from ikigai_tui.core import tools
+    from ikigai_tui.core.tokens import counter as tokens
 
     made: list[list[str]] = []
     serialise = tokens.serialise_tools
@@ -142,7 +144,7 @@ async def test_the_tools_are_serialised_once_per_tool_set(sessions, monkeypatch)
 
 
 def test_a_tool_list_changed_in_place_is_serialised_again():
-    from ikigai_tui.core.tokens import tools_text
+    from ikigai_tui.core.tokens.counter import tools_text
 
     schemas = [{"type": "function", "function": {"name": "one"}}]
     first = tools_text(schemas)

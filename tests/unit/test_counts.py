@@ -1,4 +1,4 @@
-"""core/counts.py: the meter's compact id -> raw count table behaves as a dict would,
+"""core/tokens/counts.py: the meter's compact id -> raw count table behaves as a dict would,
 through merges of its latest counts and sorted blocks in any order, and stays compact."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from array import array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ikigai_tui.core import counts as counts_module
-from ikigai_tui.core.counts import Counts, merge_sorted, sorted_pairs
+from ikigai_tui.core.tokens import counts as counts_module
+from ikigai_tui.core.tokens.counts import Counts, merge_sorted, sorted_pairs
 
 ids = st.integers(min_value=1, max_value=400)
 values = st.floats(min_value=0, max_value=1e6, allow_nan=False)

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from ikigai_tui.core.errors import CommandError
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 from ikigai_tui.core.provider import Limits
 from tests.conftest import run_ikigai
 from tests.unit.window_helpers import chat, talk

@@ -11,9 +11,9 @@ from array import array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ikigai_tui.core.counts import Counts, prune, sorted_pairs
+from ikigai_tui.core.tokens.counts import Counts, prune, sorted_pairs
 from ikigai_tui.core.replay.replayer import Replayer
-from ikigai_tui.core.token_counts import pack, unpack
+from ikigai_tui.core.tokens.kept import pack, unpack
 from tests.unit.window_helpers import LIMIT, fresh_meter
 
 ids = st.integers(min_value=1, max_value=300)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ikigai_tui.core.compaction.pruned import (
     CUT_NOTE, block, covers_prefix, fit, from_row, ranges_of, reserve_of,
 )
-from ikigai_tui.core.window import Window
+from ikigai_tui.core.tokens.window import Window
 from ikigai_tui.tui.panes import rule_label
 
 

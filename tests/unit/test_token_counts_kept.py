@@ -15,8 +15,8 @@ from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
-from ikigai_tui.core.token_counts import INLINE, KEEP_AT
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens.kept import INLINE, KEEP_AT
+from ikigai_tui.core.tokens.counter import TokenCounter
 from ikigai_tui.llm.providers import Providers
 
 N = max(KEEP_AT, INLINE) + 40  # enough messages to be counted in a thread and kept

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_tui.core import encoders
-from ikigai_tui.core.encoders import LocalEncoder
+from ikigai_tui.core.tokens import encoders
+from ikigai_tui.core.tokens.encoders import LocalEncoder
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
-from ikigai_tui.core.token_counts import INLINE, KEEP_AT
-from ikigai_tui.core.encoders import SLICE
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens.kept import INLINE, KEEP_AT
+from ikigai_tui.core.tokens.encoders import SLICE
+from ikigai_tui.core.tokens.counter import TokenCounter
 from ikigai_tui.llm import token_worker
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.token_worker import RemoteEncoder, WorkerError
@@ -154,8 +154,8 @@ def test_the_app_process_never_builds_the_tables_and_its_worker_ends_with_it():
     """In a fresh interpreter, as the app runs: tiktoken is not even imported there."""
     script = textwrap.dedent("""
         import json, sys
-        from ikigai_tui.core import encoders
-        from ikigai_tui.core.tokens import TokenCounter
+        from ikigai_tui.core.tokens import encoders
+        from ikigai_tui.core.tokens.counter import TokenCounter
         from ikigai_tui.llm import token_worker
         token_worker.install()
         counter = TokenCounter("openai/gpt-4o")

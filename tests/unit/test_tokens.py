@@ -13,16 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ikigai_tui.core import tokens
+from ikigai_tui.core.tokens import counter as tokens
 from ikigai_tui.core.replay.replayer import Replayer
-from ikigai_tui.core.encoders import tokenizer_dir
+from ikigai_tui.core.tokens.encoders import tokenizer_dir
 from ikigai_tui.core.replay.request import DEFAULT_SYSTEM_PROMPT
-from ikigai_tui.core.tokens import (
+from ikigai_tui.core.tokens.counter import (
     FACTOR_BOUNDS, MESSAGE_OVERHEAD, REPLY_PRIMING, TokenCounter, encoding_name, learn_factor,
     message_segments, tools_text,
 )
 from ikigai_tui.core.tools import tool_schemas
-from ikigai_tui.core.window import ContextMeter
+from ikigai_tui.core.tokens.window import ContextMeter
 
 LONG = " ".join(f"word{i} and some filler text, repeated to be long." for i in range(800))
 CODE = textwrap.dedent('''\
@@ -158,7 +158,7 @@ _NO_NETWORK = textwrap.dedent('''
     assert "TIKTOKEN_CACHE_DIR" not in os.environ
     assert "CUSTOM_TIKTOKEN_CACHE_DIR" not in os.environ
 
-    from ikigai_tui.core.tokens import TokenCounter
+    from ikigai_tui.core.tokens.counter import TokenCounter
     for model in ("openai/gpt-4o", "openai/gpt-4"):
         counter = TokenCounter(model)
         print(model, counter.text("Hello, world!"), counter.text("Grüße 東京 🙂"), counter.exact)

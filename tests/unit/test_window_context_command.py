@@ -11,8 +11,8 @@ import re
 
 from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.events import WriteBatch
-from ikigai_tui.core.limits import format_percent, format_tokens
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens.limits import format_percent, format_tokens
+from ikigai_tui.core.tokens.counter import TokenCounter
 from tests.unit.window_helpers import chat, talk
 
 
@@ -190,7 +190,7 @@ async def test_context_json_matches_the_meter(sessions):
 
 
 def test_format_percent_floors_but_never_reads_zero_for_some_usage():
-    from ikigai_tui.core.limits import format_percent
+    from ikigai_tui.core.tokens.limits import format_percent
 
     assert [format_percent(p) for p in (0, 0.01, 0.95, 1.0, 79.99, 80.0, 94.9, 100.0, 160.4)] == [
         "0%", "1%", "1%", "1%", "79%", "80%", "94%", "100%", "160%"]
@@ -198,7 +198,7 @@ def test_format_percent_floors_but_never_reads_zero_for_some_usage():
 
 
 def test_sent_text_shows_the_window_and_the_model_limit():
-    from ikigai_tui.core.measure_words import sent_text
+    from ikigai_tui.core.tokens.words import sent_text
 
     assert sent_text(1_950, 200_000, 2_000, exact=False) == "~1.9K of 2K window · 1% of 200K"
     assert sent_text(2_000, 200_000, 2_000) == "2K of 2K window · 1% of 200K"

@@ -13,7 +13,7 @@ import pytest
 
 from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.tools import tool_schemas
-from ikigai_tui.core.window import Window
+from ikigai_tui.core.tokens.window import Window
 from tests.unit.window_helpers import LIMIT, fresh_meter
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replay.request import build_messages, system_text
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens.counter import TokenCounter
 from ikigai_tui.core.tools import tool_schemas
 from tests.fakes.server import validate_pairs
 from tests.unit.window_helpers import LIMIT, MODEL, fresh_meter

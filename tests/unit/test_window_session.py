@@ -11,7 +11,7 @@ import pytest
 from ikigai_tui.cli.output import context_data
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.provider import Limits
-from ikigai_tui.core.window import CONTEXT_FULL
+from ikigai_tui.core.tokens.window import CONTEXT_FULL
 from tests.unit.window_helpers import chat, talk
 
 

@@ -5,8 +5,8 @@ tests measure against, a fresh ContextMeter, and shortcuts to talk to a Session.
 from __future__ import annotations
 
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.tokens import TokenCounter
-from ikigai_tui.core.window import ContextMeter
+from ikigai_tui.core.tokens.counter import TokenCounter
+from ikigai_tui.core.tokens.window import ContextMeter
 
 MODEL = "anthropic/x"
 LIMIT = 200_000

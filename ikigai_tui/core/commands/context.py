@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.usage import UsageTotals
-    from ikigai_tui.core.window import ContextMeter, Window
+    from ikigai_tui.core.tokens.window import ContextMeter, Window
 
 
 class PendingRef(NamedTuple):

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.commands.context import CommandContext
     from ikigai_tui.core.replay.replayer import Replayer
-    from ikigai_tui.core.tokens import Resize
-    from ikigai_tui.core.window import ContextMeter
+    from ikigai_tui.core.tokens.counter import Resize
+    from ikigai_tui.core.tokens.window import ContextMeter
 
 PREVIEW_ROWS = 50  # rows of a printed preview; the rest is summed up in one line
 

@@ -1,6 +1,6 @@
 """Auto-compaction: after each turn, the agent's usage against its thresholds.
 
-Usage is the agent's *history* (core/measure_words.py: the whole context, the turns the
+Usage is the agent's *history* (core/tokens/words.py: the whole context, the turns the
 window would prune included) over its window: the window budget, capped to the model's
 input limit, or the model's input limit with the window off. So a compaction replaces old turns with a summary before the window
 would drop them.
@@ -25,8 +25,8 @@ from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.compaction import MAX_FAILURES
 from ikigai_tui.core.compaction.proposal import CompactProposal
-from ikigai_tui.core.limits import format_tokens
-from ikigai_tui.core.measure_words import history_note, history_warning
+from ikigai_tui.core.tokens.limits import format_tokens
+from ikigai_tui.core.tokens.words import history_note, history_warning
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.commands.proposals import ACCEPT_ALL
 from ikigai_tui.core.provider import ProviderError

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.commands.parse import CommandResult
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Presentation, Proposal, ProposalItem, Verdict
 
 if TYPE_CHECKING:

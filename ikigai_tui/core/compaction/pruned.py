@@ -28,13 +28,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
     from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.replay.replayer import Replayer
-    from ikigai_tui.core.window import ContextMeter
+    from ikigai_tui.core.tokens.window import ContextMeter
 
 KIND = "pruned_summary"
 HEADING = ("Summary of the earlier turns of this conversation, which are no longer shown "

@@ -23,7 +23,7 @@ from ikigai_tui.core.compaction import MAX_FAILURES, prompt
 from ikigai_tui.core.compaction.pruned import KIND, PrunedSummary, block, fit, ranges_of
 from ikigai_tui.core.compaction.summarise import Summary, extractive_summary
 from ikigai_tui.core.events import WriteBatch, message_text
-from ikigai_tui.core.limits import format_tokens
+from ikigai_tui.core.tokens.limits import format_tokens
 from ikigai_tui.core.matching import Candidate
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.provider import ProviderError

@@ -23,7 +23,7 @@ from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import Candidate
 from ikigai_tui.core.commands.proposals import ProposalItem, _first_line
 from ikigai_tui.core.provider import ProviderError
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens.counter import TokenCounter
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.commands.proposals import Verdict
     from ikigai_tui.core.replay.replayer import Replayer
-    from ikigai_tui.core.window import ContextMeter, Window
+    from ikigai_tui.core.tokens.window import ContextMeter, Window
 
 OFFLINE = "offline"
 EXTRACTIVE_MIN_CHARS = 2_000

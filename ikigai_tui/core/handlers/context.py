@@ -9,7 +9,7 @@ from ikigai_tui.core.commands.context import CommandContext
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult, IdRange, check_mark_name
-from ikigai_tui.core.measure_words import history_line, sent_line
+from ikigai_tui.core.tokens.words import history_line, sent_line
 from ikigai_tui.core.handlers.filter import propose_matches, read_filter_args
 from ikigai_tui.core.commands.proposals import FilterProposal
 

@@ -27,7 +27,7 @@ from ikigai_tui.core.replay.queries import removal_label
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
     from ikigai_tui.core.commands.context import CommandContext
-    from ikigai_tui.core.tokens import Resize
+    from ikigai_tui.core.tokens.counter import Resize
 
 IN, OUT, SUMMARISED, FOREIGN = "in", "out", "summarised", "foreign"
 MOST = 2000  # messages one /restore may name

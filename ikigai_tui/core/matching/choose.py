@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_tui.core.matching import Matcher
-from ikigai_tui.core.tokens import TokenCounter
+from ikigai_tui.core.tokens.counter import TokenCounter
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime

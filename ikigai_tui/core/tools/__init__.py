@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.memory.service import MemoryService
     from ikigai_tui.core.commands.proposals import Proposal, Verdict
     from ikigai_tui.core.replay.replayer import Replayer
-    from ikigai_tui.core.window import ContextMeter, Window
+    from ikigai_tui.core.tokens.window import ContextMeter, Window
 
 TURN = "turn"  # the caller of a conversation's turn: the agent's own LLM
 

@@ -15,7 +15,7 @@ from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.handlers.restore import RestoreProposal
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.commands.proposals import Proposal
-from ikigai_tui.core.tokens import Resize
+from ikigai_tui.core.tokens.counter import Resize
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewScreen
 from ikigai_tui.tui.submit import Dialog, picked
 

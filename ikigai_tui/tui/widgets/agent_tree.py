@@ -30,7 +30,7 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ikigai_tui.core.limits import format_percent, format_tokens, usage_state
+from ikigai_tui.core.tokens.limits import format_percent, format_tokens, usage_state
 from ikigai_tui.tui.bindings import TREE
 from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.safe_text import sanitize
@@ -39,7 +39,7 @@ from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
     from ikigai_tui.core.usage import UsageTotals
-    from ikigai_tui.core.window import Window
+    from ikigai_tui.core.tokens.window import Window
 
 __all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label", "agent_row"]
 

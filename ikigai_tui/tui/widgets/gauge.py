@@ -1,5 +1,5 @@
 """The context gauge: ``Sent: ~1.9K of 2K window · 1% of 200K`` for the focused agent
-(the words: core/measure_words.py).
+(the words: core/tokens/words.py).
 
 The state (``normal`` / ``warning`` / ``critical`` / ``full``) is one CSS class at a time,
 ``-normal`` ... ``-full``; colours live in ``styles/widgets.tcss``.
@@ -10,8 +10,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ikigai_tui.core.limits import STATES, format_tokens
-from ikigai_tui.core.measure_words import SENT_LABEL, sent_line
+from ikigai_tui.core.tokens.limits import STATES, format_tokens
+from ikigai_tui.core.tokens.words import SENT_LABEL, sent_line
 from ikigai_tui.tui.fit import fit_parts
 
 __all__ = ["STATES", "ContextGauge", "format_tokens", "gauge_text"]
@@ -30,7 +30,7 @@ def gauge_text(
 ) -> Text:
     """The gauge's line as plain rich Text (the italic tail carries a style):
     ``Sent: ~1.9K of 2K window · 1% of 200K · 3 turns pruned``. The figures are
-    rounded as /context rounds them (core/limits.py); `percent` only picks the state.
+    rounded as /context rounds them (core/tokens/limits.py); `percent` only picks the state.
     Within `width` cells, whole phrases are dropped (fit.py): with a window, the share of
     the model's limit first (the window is the nearer bound), then from the end."""
     parts = sent_line(tokens, limit, budget, exact).split(" · ")

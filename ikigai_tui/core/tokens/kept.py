@@ -19,15 +19,15 @@ from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ikigai_tui.core.counts import sorted_pairs
+from ikigai_tui.core.tokens.counts import sorted_pairs
 from ikigai_tui.core.ports import StoreError, TokenBlock
 
 if TYPE_CHECKING:
     from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.ports import TokenCounts
     from ikigai_tui.core.replay.replayer import Replayer
-    from ikigai_tui.core.tokens import TokenCounter
-    from ikigai_tui.core.window import ContextMeter
+    from ikigai_tui.core.tokens.counter import TokenCounter
+    from ikigai_tui.core.tokens.window import ContextMeter
 
 log = logging.getLogger(__name__)
 

@@ -12,14 +12,14 @@ gauge, the auto-compaction warning and note, `/context`, `ikigai context`) is ma
 
 History can exceed the window while what is sent fits it: the two are never given the
 same name ("context at 163%" beside "1.9K of 2K"), so they never read as a
-contradiction. Imports only core/limits.py.
+contradiction. Imports only core/tokens/limits.py.
 """
 
 from __future__ import annotations
 
 import math
 
-from ikigai_tui.core.limits import format_percent, format_tokens
+from ikigai_tui.core.tokens.limits import format_percent, format_tokens
 
 __all__ = ["SENT_LABEL", "history_line", "history_note", "history_warning",
            "sent_and_history", "sent_line", "sent_text"]

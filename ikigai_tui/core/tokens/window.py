@@ -5,7 +5,7 @@ which system + tools + pins + summaries + the rest of the context fit the budget
 the latest turn, which always stays. Nothing is written to the log.
 
 `ContextMeter` keeps it incrementally: per-message counts are cached by event id
-(compactly: core/counts.py), a
+(compactly: core/tokens/counts.py), a
 message appended costs only itself, and pruning after a turn walks only the turns it
 removes. Any other change to the context (clear, rewind, filter, undo, a new model or
 a larger budget) recomputes from the start, which gives the same answer.
@@ -21,13 +21,13 @@ from typing import Any, NamedTuple
 from itertools import accumulate, compress, count, islice
 from math import ceil
 
-from ikigai_tui.core.counts import Counts
-from ikigai_tui.core.limits import usage_state
+from ikigai_tui.core.tokens.counts import Counts
+from ikigai_tui.core.tokens.limits import usage_state
 from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replay.context import Context
 from ikigai_tui.core.replay.rows import KIND_CODES
 from ikigai_tui.core.replay.request import system_text
-from ikigai_tui.core.tokens import Resize, TokenCounter
+from ikigai_tui.core.tokens.counter import Resize, TokenCounter
 
 CONTEXT_FULL = "Context full. Use /clear to continue."
 _new_window = tuple.__new__

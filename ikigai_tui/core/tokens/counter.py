@@ -18,8 +18,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from ikigai_tui.core import encoders
-from ikigai_tui.core.encoders import SLICE
+from ikigai_tui.core.tokens import encoders
+from ikigai_tui.core.tokens.encoders import SLICE
 from ikigai_tui.core.replay.request import entry_message, message_texts
 
 BYTES_PER_TOKEN = 4
@@ -94,7 +94,7 @@ class TokenCounter:
         # What the raw counts are of: the same for every estimated model (the factor is
         # applied after), so kept counts serve every model of one family.
         self.family = self.encoding or ESTIMATE
-        # Made on first use (core/encoders.py: tiktoken's tables, here or in a worker
+        # Made on first use (core/tokens/encoders.py: tiktoken's tables, here or in a worker
         # process, 0.2-0.4 s): callers on the loop load() first, in a thread.
         self._encoder: encoders.Encoder | None = None
         # The few texts outside the log every request holds (system prompt, tools, pins),

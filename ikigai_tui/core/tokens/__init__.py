@@ -1,0 +1,1 @@
+"""Tokens: encoders, counting (kept counts), limits, the sliding window and its words."""
