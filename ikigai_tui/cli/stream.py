@@ -41,7 +41,7 @@ from ikigai_tui.core.notices import (
 )
 from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.usage import UsageLedger
+from ikigai_tui.core.usage.ledger import UsageLedger
 from ikigai_tui.support.inert import dumps
 
 FORMATS = ("text", "json", "stream-json")

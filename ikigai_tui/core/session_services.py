@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.gateway import Gateway
-from ikigai_tui.core.usage_service import UsageService
+from ikigai_tui.core.usage.service import UsageService
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
@@ -83,7 +83,7 @@ class SessionServices:
 
     @cached_property
     def usages(self) -> UsageService:
-        """Usage accounting: each agent's tokens and cost to date (core/usage_service.py)."""
+        """Usage accounting: each agent's tokens and cost to date (core/usage/service.py)."""
         return UsageService(self.store, self.tree, self.providers, self.replayer)
 
     @cached_property

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from ikigai_tui.core.tokens.limits import MAX_OUTPUT_RESERVE, Limits
-from ikigai_tui.core.usage import Prices
+from ikigai_tui.core.usage.ledger import Prices
 
 OFFLINE_LIMITS = (200_000, 8_192)
 UNKNOWN_LIMITS = (128_000, 4_096)  # a custom or unlisted model: assume a common size

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from ikigai_tui.core.gateway import DEFAULT_CONCURRENCY, RetryPolicy
 from ikigai_tui.core.provider import Limits, Provider, ProviderError
 from ikigai_tui.llm.errors import missing_key, no_key_message, no_key_warning
-from ikigai_tui.core.usage import Prices
+from ikigai_tui.core.usage.ledger import Prices
 from ikigai_tui.llm.models import model_limits, model_prices
 from ikigai_tui.llm.names import UnknownModel
 from ikigai_tui.llm.names import resolve as resolve_name

@@ -10,7 +10,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from ikigai_tui.core.usage import Prices, UsageLedger, UsageTotals
+from ikigai_tui.core.usage.ledger import Prices, UsageLedger, UsageTotals
 from tests.fakes.server import Reply
 from tests.integration.provider_helpers import MODELS
 

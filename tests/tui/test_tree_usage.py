@@ -5,7 +5,7 @@ no price; nothing before its first request."""
 from __future__ import annotations
 
 from ikigai_tui.core.tokens.limits import format_tokens
-from ikigai_tui.core.usage import UsageTotals
+from ikigai_tui.core.usage.ledger import UsageTotals
 from ikigai_tui.tui.widgets.agent_tree import AgentRow, agent_label, spent_text
 
 from .conftest import SIZE, conversation, idle, settle, type_text

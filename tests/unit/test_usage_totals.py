@@ -12,7 +12,7 @@ import sqlite3
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.store.sqlite.schema import MIGRATIONS
 from ikigai_tui.store.sqlite.store import USAGE_SCHEMA, Store
-from ikigai_tui.core.usage import TIER
+from ikigai_tui.core.usage.ledger import TIER
 
 from .store_helpers import agent_record, open_with_agents
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.notices import Notice
-    from ikigai_tui.core.usage import UsageTotals
+    from ikigai_tui.core.usage.ledger import UsageTotals
     from ikigai_tui.core.tokens.window import ContextMeter, Window
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS
-from ikigai_tui.core.usage import TIER
+from ikigai_tui.core.usage.ledger import TIER
 
 SCHEMA_VERSION = 8
 

@@ -23,7 +23,7 @@ from ikigai_tui.store.sqlite.payload_json import payload_bytes
 from ikigai_tui.store.sqlite.rows import AgentRows
 from ikigai_tui.store.sqlite.tokens import TokenCountRows
 from ikigai_tui.store.sqlite.vectors import MatchIndexRows
-from ikigai_tui.core.usage import TIER
+from ikigai_tui.core.usage.ledger import TIER
 
 USAGE_SCHEMA = 7  # usage_totals: every agent's usage, summed as it is written
 

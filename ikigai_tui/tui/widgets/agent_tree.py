@@ -38,7 +38,7 @@ from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
-    from ikigai_tui.core.usage import UsageTotals
+    from ikigai_tui.core.usage.ledger import UsageTotals
     from ikigai_tui.core.tokens.window import Window
 
 __all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label", "agent_row"]

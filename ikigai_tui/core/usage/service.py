@@ -1,5 +1,5 @@
 """The session's usage accounting: each agent's tokens and cost to date, read from its
-replayed history (core/usage.py's ledger) or, for every agent at once, summed by the
+replayed history (core/usage/ledger.py's ledger) or, for every agent at once, summed by the
 store without reading any history."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from ikigai_tui.core.agents import AgentTree
 from ikigai_tui.core.ports import Persistence
 from ikigai_tui.core.replay.replayer import Replayer
-from ikigai_tui.core.usage import TIER, UsageLedger, UsageTotals, totals_from_sums
+from ikigai_tui.core.usage.ledger import TIER, UsageLedger, UsageTotals, totals_from_sums
 
 
 class UsageService:

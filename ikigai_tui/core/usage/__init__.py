@@ -1,0 +1,1 @@
+"""Usage: each agent's tokens and cost to date."""
