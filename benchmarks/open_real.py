@@ -53,7 +53,7 @@ SIZE = (120, 40)
 AFTER_READY = 0.5
 FAKE_KEY = "sk-bench-fake-key-0123456789abcdef"  # the fake provider takes any key
 _ESCAPE = re.compile(rb"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-# The gauge's line (core/measure_words.sent_line): a figure once the context is counted.
+# The gauge's line (core/tokens/words.sent_line): a figure once the context is counted.
 _GAUGE = SENT_LABEL.encode() + b": "
 COUNTED = {True: re.compile(re.escape(_GAUGE) + rb"\d"),
            False: re.compile(re.escape(_GAUGE) + rb"~?\d")}

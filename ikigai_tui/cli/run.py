@@ -32,7 +32,7 @@ class Printer:
     """Shows the session headlessly: the focused agent streams, others print whole replies.
 
     Everything goes through inert channels: model, tool and provider text never drives
-    the terminal (see cli_print)."""
+    the terminal (see cli/print_mode.py)."""
 
     def __init__(self, session: Session, focus: str, out: TextIO, err: TextIO) -> None:
         self.session = session

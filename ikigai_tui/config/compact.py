@@ -1,5 +1,5 @@
 """The compaction settings of the config (issue 15): /compact's model, auto-compaction's
-mode and thresholds, the pruned turns' summaries. config.py reads them with these."""
+mode and thresholds, the pruned turns' summaries. config/__init__.py reads them with these."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def problem(key: str, value: Any) -> str | None:
 def read(env: Mapping[str, str], file: dict[str, Any], env_float: Callable[..., float | None],
          checked: Callable[[str, str, Any], Any], error: type[Exception]) -> dict[str, Any]:
     """IKIGAI_* over the file over the defaults; `env_float`, `checked` and `error` are
-    config.py's (its reading of a number, its check of a variable, ConfigError)."""
+    config/__init__.py's (its reading of a number, its check of a variable, ConfigError)."""
     found = {key: file.get(key, default) for key, default in DEFAULTS.items()}
     if env.get("IKIGAI_COMPACT_MODEL"):
         found["compact_model"] = env["IKIGAI_COMPACT_MODEL"]

@@ -1,4 +1,4 @@
-"""Context commands: /clear /mark /rewind /marks /forget /remember /context (/undo: commands_undo)."""
+"""Context commands: /clear /mark /rewind /marks /forget /remember /context (/undo: handlers/undo.py)."""
 
 from __future__ import annotations
 

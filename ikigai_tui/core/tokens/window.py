@@ -73,7 +73,7 @@ class ContextMeter:
         self.counter = counter
         self.cache = Counts()  # raw tokens per message id: messages never change
         self.unsaved: list[tuple[int, float]] = []  # counted here, not kept in the store yet
-        self.filling: Any = None  # the lock of token_counts.fill, made there
+        self.filling: Any = None  # the lock of tokens/kept.py fill, made there
         self.ids = array("q")  # the context's messages in order (summaries apart)
         # Raw counts as float64 arrays, not lists of floats: 16 bytes a message, not 64.
         self.sizes = array("d")
