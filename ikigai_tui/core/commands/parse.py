@@ -11,6 +11,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
+from ikigai_tui.core.errors import CommandError, UsageError
 
 _SPACE = " \t\r\n"
 

@@ -4,7 +4,7 @@ are hidden, one placeholder line per run of them) and, in a new agent, the welco
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rich.console import Console
