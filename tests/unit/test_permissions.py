@@ -118,7 +118,7 @@ async def test_headless_allow_and_yes():
     request = PermissionRequest("a1", "root", "github__x", "mcp", "github__x({})")
     allowed = headless_reviewer(["mcp.github__*"], False, said.append)
     assert (await allowed(request)).choice == ONCE
-    assert said == ["root: github__x allowed by --allow mcp.github__*: github__x({})"]
+    assert said == ["root: github__x allowed by --allow mcp.github__*:", "  github__x({})"]
     refused = await headless_reviewer(["bash"], False)(request)
     assert refused.choice == REFUSE and "--allow github__x or --yes" in refused.reason
     assert (await headless_reviewer([], True)(request)).choice == ONCE

@@ -169,7 +169,9 @@ def headless_reviewer(allowed: Sequence[str], yes: bool,
             return PermissionAnswer(REFUSE, f"not allowed without a screen: run with --allow "
                                             f"{request.tool} or --yes to allow it")
         if say is not None:
-            say(f"{request.agent}: {request.tool} allowed by {by}: {request.description}")
+            say(f"{request.agent}: {request.tool} allowed by {by}:")
+            for line in request.description.splitlines():
+                say(f"  {line}")
         return PermissionAnswer(ONCE)
 
     return review
