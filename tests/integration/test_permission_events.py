@@ -15,6 +15,8 @@ import pytest
 from ikigai_tui.core.tools.permissions import (
     ALWAYS, ONCE, REFUSE, PermissionAnswer, PermissionService, Rules,
 )
+from ikigai_tui.core.session import Session, SessionSettings
+from ikigai_tui.llm.providers import Providers
 from tests.fakes.server import FakeProvider, Reply
 from tests.fakes.tools import Shell, install
 
@@ -93,6 +95,13 @@ async def test_a_fork_inherits_the_grant_and_undo_withdraws_it(h, fake, shell):
     # fresh replay of the log.
     assert (await session.replayer(child)).base.granted == (("run", "allow"),)
     assert (await session.replayer(root)).granted == []  # undone
+    # Replayed from the log alone (another process): the same.
+    other = await Session.open(h.store, Providers(), SessionSettings())
+    try:
+        assert (await other.replayer(child)).base.granted == (("run", "allow"),)
+        assert (await other.replayer(root)).granted == []
+    finally:
+        await other.close()
 
 
 @openai

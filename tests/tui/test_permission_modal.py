@@ -7,7 +7,6 @@ command, and with a diff."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 
 import pytest
@@ -19,6 +18,7 @@ from tests.fakes.server import FakeProvider, Reply
 from tests.fakes.tools import Shell, install
 
 from .conftest import DB_LABEL, SIZE, idle, make_config, settle, type_text
+from .test_memory_screens import _wait_for
 
 
 @pytest.fixture
@@ -45,14 +45,6 @@ def app_on(bench, tmp_path, fake=None):
 
 def run(command: str) -> Reply:
     return Reply(tool_calls=[("run", {"command": command})])
-
-
-async def _wait_for(pilot, condition, what: str, timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.02)
 
 
 def _asking(app, other_than=None) -> bool:
