@@ -142,6 +142,18 @@ def _global_options(parser: argparse.ArgumentParser, default, *, store_only: boo
                         help="--debug, and the log holds message text too")
 
 
+def _permission_options(parser: argparse.ArgumentParser, default) -> None:
+    """--allow and --yes: who answers a tool's `ask` without a screen (`run`, `-p`)."""
+    parser.add_argument("--allow", metavar="TOOL", action="append", default=default,
+                        help="let the LLM run TOOL where the permission rules ask "
+                             "(repeatable; patterns like 'mcp.github__*' allowed; without "
+                             "it such calls are refused)")
+    parser.add_argument("--yes", action="store_true", default=default,
+                        help="allow every tool call the permission rules ask about, and "
+                             'accept the LLM\'s memory changes when memory_writes = "ask" '
+                             "(each is printed)")
+
+
 def _config_option(parser: argparse.ArgumentParser, default) -> None:
     parser.add_argument("--config", metavar="FILE", default=default,
                         help="the TOML config file (default: IKIGAI_CONFIG or the user config folder)")
@@ -160,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent", dest="prompt_agent", metavar="A",
                         help="with -p: the agent (name or id prefix; default: the root)")
     _output_format(parser, None)
+    _permission_options(parser, None)
     # The same options after the subcommand, without overriding ones given before it.
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
@@ -172,14 +185,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the message (words are joined by spaces; '-': read it from stdin)")
     ask.add_argument("--agent", metavar="A", help="agent name or id prefix (default: the root)")
     _output_format(ask)
+    _permission_options(ask, argparse.SUPPRESS)
 
     run = _sub(sub, "run", "read inputs (messages, /commands) one per line", parents=[common])
     run.add_argument("--agent", metavar="A", help="agent name or id prefix (default: the root)")
     run.add_argument("--script", metavar="FILE", help="read inputs from FILE instead of stdin")
     _output_format(run)
-    run.add_argument("--yes", action="store_true",
-                     help='accept the LLM\'s memory changes when memory_writes = "ask" '
-                          "(each is printed; without --yes they are refused)")
+    _permission_options(run, argparse.SUPPRESS)
 
     ctx = _sub(sub, "context", "print an agent's context", parents=[common])
     ctx.add_argument("--agent", metavar="A")
@@ -260,6 +272,10 @@ def _misplaced(args: argparse.Namespace) -> str | None:
             return "--agent goes with -p PROMPT (or after a command: `ikigai run --agent A`)"
         if args.output_format is not None:
             return "--output-format goes with -p PROMPT, `ask` or `run`"
+        if (args.allow is not None or args.yes) and not args.line_mode:
+            flag = "--allow" if args.allow is not None else "--yes"
+            return (f"{flag} goes with -p PROMPT, `ask` or `run` (the full screen asks "
+                    "in a dialog)")
     if args.command is None and args.prompt is not None:
         args.agent = args.prompt_agent
     return None

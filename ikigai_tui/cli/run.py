@@ -238,6 +238,19 @@ def accept_memory(err: Channel):
     return accept
 
 
+def attach_reviewers(session: Session, args: argparse.Namespace, err: Channel) -> None:
+    """Headless answers: a tool's `ask` runs once under `--allow TOOL` or `--yes` (each
+    printed on stderr) and is refused otherwise, the refusal the tool's result; `--yes`
+    also accepts memory changes under memory_writes = "ask"."""
+    from ikigai_tui.core.tools.permissions import headless_reviewer
+
+    yes = bool(getattr(args, "yes", False))
+    session.permissions.reviewer = headless_reviewer(getattr(args, "allow", None) or [], yes,
+                                                     err.line)
+    if yes:
+        memory_of(session).reviewer = accept_memory(err)
+
+
 async def run(args: argparse.Namespace, config: Config, *, interactive: bool = False) -> int:
     _check_options(args, config)
     session = await open_session(config)
@@ -248,8 +261,7 @@ async def run(args: argparse.Namespace, config: Config, *, interactive: bool = F
         if isinstance(printer, JsonPrinter):
             printer.init()
         session.subscribe(printer)
-        if getattr(args, "yes", False):  # memory_writes = "ask": --yes accepts each change
-            memory_of(session).reviewer = accept_memory(printer.err)
+        attach_reviewers(session, args, printer.err)
         tty = sys.stdin.isatty() and getattr(args, "script", None) is None
         if interactive and tty:
             printer.err.line("ikigai (line mode): type a message, /help for commands, /exit to leave.")

@@ -66,6 +66,9 @@ class Config:
     compact_at: float = 0.9
     summarize_pruned: bool = False
     summary_reserve: float = 0.1  # share of the budget for the pruned turns' summaries
+    # [permissions] (issue 25): tool name or fnmatch pattern -> allow / ask / deny
+    # (core/tools/permissions.py; no rule: the default of the tool's access)
+    permissions: dict[str, str] = field(default_factory=dict)
 
 
 def default_db() -> Path:
@@ -104,7 +107,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "memory_total_bytes": (int, "a whole number of bytes"),
     **config_compact.KEYS,  # compaction (issue 15)
 }
-_TABLES = ("aliases", "models", "keymap")
+_TABLES = ("aliases", "models", "keymap", "permissions")
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -149,6 +152,9 @@ def read_file(path: Path) -> dict[str, Any]:
             continue
         if key == "keymap":
             out["keymap"] = _read_keymap(path, text, value)
+            continue
+        if key == "permissions":
+            out["permissions"] = _read_permissions(path, text, value)
             continue
         if key not in _KEYS:
             known = ", ".join(sorted([*_KEYS, *_TABLES]))
@@ -196,6 +202,22 @@ def _read_keymap(path: Path, text: str, value: Any) -> dict[str, tuple[str, str]
                               f"\"ctrl+e\" or \"f6,ctrl+e\"")
         keymap[binding_id] = (keys, where)
     return keymap
+
+
+def _read_permissions(path: Path, text: str, value: Any) -> dict[str, str]:
+    """[permissions]: a tool's name or an fnmatch pattern -> "allow", "ask" or "deny"."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{_where(path, text, 'permissions')}: 'permissions' must be a table")
+    rules: dict[str, str] = {}
+    for tool, rule in value.items():
+        line = _table_line(text, "permissions", tool)
+        where = f"{path}, line {line}" if line else str(path)
+        if not isinstance(rule, str) or rule not in ("allow", "ask", "deny"):
+            raise ConfigError(f'{where}: permissions \'{tool}\' must be "allow", "ask" or "deny"')
+        if not tool.strip():
+            raise ConfigError(f"{where}: a permissions rule needs a tool name or pattern")
+        rules[tool] = rule
+    return rules
 
 
 _MODEL_KEYS = {"api_base": (str, "a URL"),
@@ -366,6 +388,7 @@ def load(
         keymap={i: keys for i, (keys, _where) in file.get("keymap", {}).items()},
         keymap_origins={i: where for i, (_keys, where) in file.get("keymap", {}).items()},
         aliases=file.get("aliases", {}),
+        permissions=file.get("permissions", {}),
         **_memory_settings(env, file),
         **compaction,
     )

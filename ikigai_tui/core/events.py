@@ -11,8 +11,10 @@ MESSAGE_KINDS = CONTEXT_MESSAGE_KINDS | {"system"}
 # Metadata kinds that change what is sent and that /undo may reverse.
 # A `memory` event records a change to the memories folder (core/memory): outside the
 # context, but /undo reverses the latest one like a context change.
+# A `permission` event ({tool, rule}) records the user's "always for this agent" for a
+# tool (core/tools/permissions.py): inherited by forks, withdrawn by /undo.
 UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact", "pin", "unpin", "budget",
-                            "memory"})
+                            "memory", "permission"})
 # A `pruned_summary` event records a summary of the turns the sliding window dropped
 # (core/compaction/pruned.py): history that the request may carry, never a change to the
 # context (the replay ignores it).
@@ -23,7 +25,7 @@ METADATA_KINDS = frozenset(
     {
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
         "mail_read", "model", "pin", "unpin", "budget", "usage", "command", "interrupted",
-        "error", "memory", "pruned_summary",
+        "error", "memory", "pruned_summary", "permission",
     }
 )
 

@@ -10,6 +10,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
@@ -35,6 +36,9 @@ if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen'
     from ikigai_tui.core.context import Plan
     from ikigai_tui.core.matching.embedder import Embedder
     from ikigai_tui.core.commands.proposals import Reviewer, Verdict
+    from ikigai_tui.core.tools.permissions import (
+        PermissionAnswer, PermissionRequest, PermissionService,
+    )
 
 
 class SessionSettings(NamedTuple):
@@ -323,6 +327,27 @@ class Session(SessionServices):
         from ikigai_tui.core.tools import execute_tool
 
         return await execute_tool(self, agent_id, name, arguments, call_event=call_event)
+
+    @cached_property
+    def permissions(self) -> PermissionService:
+        """The permission rules and who answers an `ask` (core/tools/permissions.py): the
+        defaults until the runtime sets the configured ones; the front end installs the
+        reviewer (none: every `ask` is refused)."""
+        from ikigai_tui.core.tools.permissions import PermissionService
+
+        return PermissionService()
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        """Ask the user (the installed reviewer) whether a tool call may run; "always for
+        this agent" is recorded as the agent's `permission` event before the call runs."""
+        from ikigai_tui.core.tools.permissions import ALWAYS, grant_payload
+
+        answer = await self.permissions.ask(request)
+        if answer.choice == ALWAYS:
+            batch = WriteBatch()
+            batch.add(request.agent_id, "permission", grant_payload(request.tool))
+            await self.commit(batch)
+        return answer
 
     async def after_turn(self, agent: AgentRuntime) -> None:
         """What follows a turn that was not cancelled: auto-compaction's check."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ikigai_tui.config import Config, ConfigError
 from ikigai_tui.core.memory.sandbox import MemoryLimits
 from ikigai_tui.core.memory.service import MemorySettings, attach_memory, default_root
+from ikigai_tui.core.tools.permissions import PermissionService, Rules
 from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
@@ -69,6 +70,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)
         attach_memory(session, memory_settings(config))
+        session.permissions = PermissionService(Rules(config.permissions))
     except BaseException:
         await store.close()
         raise

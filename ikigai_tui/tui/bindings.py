@@ -18,7 +18,7 @@ from ikigai_tui.tui.keys import key_name
 
 __all__ = ["APP", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST", "MESSAGE_VIEW",
            "MATCHING", "CONFIRM", "COMPACT_PREVIEW", "MEMORY_DIFF", "MEMORY_FILES",
-           "MEMORY_FILE", "OWNERS", "command_palette"]
+           "MEMORY_FILE", "PERMISSION", "OWNERS", "command_palette"]
 
 # The main screen's bindings (IkigaiApp's).
 APP: list[Binding] = [
@@ -131,12 +131,20 @@ MEMORY_DIFF: list[Binding] = [Binding("y,enter", "accept", "Accept"),
 MEMORY_FILES: list[Binding] = [Binding("escape", "close", "Close")]
 MEMORY_FILE: list[Binding] = [Binding("escape", "close", "Back to the list")]
 
+# A tool the permission rules ask about (PermissionScreen): keys named as pressed.
+PERMISSION: list[Binding] = [
+    Binding("y", "answer('once')", "Yes, once"),
+    Binding("a", "answer('always')", "Always for this agent"),
+    Binding("n,escape", "answer('refuse')", "No",
+            key_display=f"{key_name('n')}/{key_name('escape')}"),
+]
+
 # Every table, by owner.
 OWNERS: dict[str, list[Binding]] = {
     "app": APP, "input": INPUT, "agent tree": TREE, "help": HELP, "preview": PREVIEW,
     "preview list": PREVIEW_LIST, "message view": MESSAGE_VIEW, "matching": MATCHING,
     "confirm": CONFIRM, "compact preview": COMPACT_PREVIEW, "memory diff": MEMORY_DIFF,
-    "memory files": MEMORY_FILES, "memory file": MEMORY_FILE,
+    "memory files": MEMORY_FILES, "memory file": MEMORY_FILE, "permission": PERMISSION,
 }
 
 

@@ -11,7 +11,8 @@ dialog of a proposal is the one of its presentation kind (core/commands/proposal
 (side requests in chunks), and the screen shows its progress once the core reports any;
 Esc there cancels the side requests and writes nothing. A /compact opens its own preview
 (the summary, editable; what it replaces; the saving); so does an automatic compaction
-with auto_compact = "ask".
+with auto_compact = "ask". A tool the permission rules ask about opens its own modal
+(the agent, the tool, what will run); several agents asking at once wait their turn.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from ikigai_tui.core.commands.parse import CommandResult, ParsedCommand
 from ikigai_tui.core.notices import CompactingNotice, MatchingNotice, Notice
 from ikigai_tui.core.commands.proposals import REFUSE, Presentation, Proposal, Verdict
 from ikigai_tui.core.session import Session
+from ikigai_tui.core.tools.permissions import REFUSE as REFUSED
+from ikigai_tui.core.tools.permissions import PermissionAnswer, PermissionRequest
 
 FILTERS = ("forget", "remember", "compact")
 
@@ -62,13 +65,16 @@ class Progress(Protocol):
 class Screens:
     """The dialogs the submit path opens, handed in by the app: a proposal's by its
     presentation kind (a kind with none is refused), the progress of a matcher or a
-    summary (title, model), /memory's (of the memory service), and /recall's hits that
-    may come back (None: no such hit; it dismisses with the ids to restore)."""
+    summary (title, model), /memory's (of the memory service), /recall's hits that
+    may come back (None: no such hit; it dismisses with the ids to restore), and a
+    tool's permission request (the request, how many wait behind it; it dismisses with
+    the answer: once, always or refuse)."""
 
     dialogs: Mapping[Presentation, DialogFactory]
     progress: Callable[[str, str | None], Progress]
     memory: Callable[[Any], Any]
     recall: Callable[[Session, str, str, CommandResult], Awaitable[Any | None]]
+    permission: Callable[[PermissionRequest, int], Any] | None = None
 
 
 class Outbox(Protocol):
@@ -119,6 +125,9 @@ class SubmitController:
         self.host = host
         self.session = session
         self.screens = screens
+        # One permission modal at a time: the others wait here, in the order they asked.
+        self._permission_turn = asyncio.Lock()
+        self._permission_waiting = 0
 
     async def submit(self, agent_id: str, text: str) -> None:
         """Enter: a message (queued while the agent replies; `//` at the start sends a
@@ -209,12 +218,47 @@ class SubmitController:
                 dialog.screen.dismiss()
             raise
 
+    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        """The reviewer of the permission rules' `ask` (from inside an agent's turn): its
+        modal, one at a time (each names its agent), the answer; refused when the app
+        has no such dialog."""
+        if self.screens.permission is None:
+            return PermissionAnswer(REFUSED, "the screen cannot ask")
+        self._permission_waiting += 1
+        entered = False
+        try:
+            async with self._permission_turn:
+                entered = True
+                self._permission_waiting -= 1
+                return PermissionAnswer(await self._permission_modal(request))
+        finally:
+            if not entered:  # stopped while waiting its turn
+                self._permission_waiting -= 1
+
+    async def _permission_modal(self, request: PermissionRequest) -> str:
+        screen = self.screens.permission(request, self._permission_waiting)  # type: ignore[misc]
+        answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def done(choice: Any) -> None:
+            if not answered.done():
+                answered.set_result(str(choice or REFUSED))
+
+        self.host.push_screen(screen, done)
+        try:
+            return await answered
+        except asyncio.CancelledError:  # the turn was stopped: the question goes with it
+            if getattr(screen, "is_current", False):  # (the app may be closing: no screens)
+                screen.dismiss(REFUSED)
+            raise
+
     def attach_reviewers(self) -> None:
-        """The dialogs of the "ask" settings: memory_writes (a diff of each change) and
-        auto_compact (an automatic compaction waits for this preview)."""
+        """The dialogs of the "ask" settings: memory_writes (a diff of each change),
+        auto_compact (an automatic compaction waits for this preview) and the permission
+        rules (a tool call waits for the user's yes, always or no)."""
         from ikigai_tui.core.memory.service import memory_of
 
         memory_of(self.session).reviewer = self.ask
+        self.session.permissions.reviewer = self.ask_permission
         self.session.compactor.reviewer = lambda pending: self.host.call_later(self.review, pending)
 
     # -- the ways of a command ----------------------------------------------------------

@@ -20,6 +20,7 @@ class Picker:
 
     name = "pick"
     callers = frozenset({"matcher"})
+    access = "ikigai"  # like filter_context: the program's own, no permission asked
 
     def __init__(self) -> None:
         self.seen: list[Any] = []

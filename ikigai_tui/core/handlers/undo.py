@@ -2,7 +2,8 @@
 it reverses (the command that made it, when) and what comes back.
 
 Context changes are /clear, /rewind, /forget, /remember, compactions, /pin, /unpin and
-/budget; a change to the memories folder (the LLM's memory tool) is undone the same way. /system and /model are not undone (set them again instead): an /undo that
+/budget; a change to the memories folder (the LLM's memory tool) and a permission the
+user granted "always for this agent" (core/tools/permissions.py) are undone the same way. /system and /model are not undone (set them again instead): an /undo that
 reaches past one of them says so, since what is sent then differs from before the change
 it reverses.
 """
@@ -43,7 +44,8 @@ async def undo(c: CommandContext) -> CommandResult:
                        if c.agent.parent_id is not None else "")
         raise CommandError("nothing to undo: this agent has no context change left to reverse "
                            "(/clear, /rewind, /forget, /remember, /restore, /compact, /pin, "
-                           f"/unpin, /budget, a memory change).{before_fork}")
+                           f"/unpin, /budget, a memory change, a permission granted)."
+                           f"{before_fork}")
     history = r.history
     index = bisect_left(history, target, key=itemgetter(0))
     _id, kind, payload = history[index]
@@ -124,6 +126,10 @@ def _fallback_text(kind: str, payload: dict) -> str:
         from ikigai_tui.core.memory.change import words
 
         return words(payload)
+    if kind == "permission":
+        from ikigai_tui.core.tools.permissions import grant_words
+
+        return grant_words(payload)
     return f"/{kind}"
 
 
@@ -162,6 +168,8 @@ def _what_changes(before: Replayer, after: Replayer, kind: str, payload: dict) -
     if marks:
         parts.append(_marks_back(marks))
     parts += _pin_changes(before.pins, after.pins)
+    parts += [f"{tool} is no longer {'always allowed' if rule == 'allow' else 'denied'} for this agent"
+              for tool, rule in before.granted if (tool, rule) not in after.granted]
     if before.budget != after.budget:
         budget = ("the configured default" if after.budget is None else
                   "off" if after.budget <= 0 else f"{after.budget:,} tokens")

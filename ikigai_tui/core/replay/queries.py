@@ -75,6 +75,9 @@ class Snapshot:
     model: str | None = None
     budget: int | None = None
     result_of: dict[int, int] = field(default_factory=dict)
+    # The permission rules granted in the lineage up to the fork, (tool, rule) in log
+    # order: the child's ceiling (core/tools/permissions.py).
+    granted: tuple[tuple[str, str], ...] = ()
 
 
 EMPTY = Snapshot()
@@ -95,6 +98,7 @@ class ReplayQueries:
     pins: list[str]
     model: str | None
     budget: int | None
+    granted: list[tuple[str, str]]
     base: Snapshot
 
     def messages(self) -> list[tuple[int, str, dict]]:
@@ -203,7 +207,7 @@ class ReplayQueries:
                     present.discard(key)
         result_of = {c: r for c, r in self.result_of.items() if c in present and r in present}
         return Snapshot(Entries(entries), self.system, tuple(self.pins), self.model, self.budget,
-                        result_of)
+                        result_of, granted=(*self.base.granted, *self.granted))
 
 
 def removal_label(kind: str, payload: dict) -> str:

@@ -53,6 +53,9 @@ class Replayer(ReplayQueries):
         self.model = base.model
         self.budget = base.budget
         self.budget_event: int | None = None  # the /budget in effect, if any
+        # This agent's own permission grants, (tool, rule) in log order; those inherited
+        # are the base's (see `grants`).
+        self.granted: list[tuple[str, str]] = []
         self.unread: dict[int, dict] = {}
         # Context key -> the event (clear, rewind, filter, compact) that took it out; a
         # key leaves once per time it is in the context (a restore brings it back and
@@ -298,6 +301,10 @@ class Replayer(ReplayQueries):
         self.budget = row[2]["budget"]
         self.budget_event = row[0]
 
+    def _on_permission(self, row: EventRow) -> None:
+        payload = row[2]
+        self.granted.append((str(payload.get("tool", "")), str(payload.get("rule", "allow"))))
+
     def _on_mail(self, row: EventRow) -> None:
         self.unread[row[0]] = row[2]
 
@@ -338,6 +345,7 @@ _HANDLERS = {
     "pin": Replayer._on_pin,
     "unpin": Replayer._on_unpin,
     "budget": Replayer._on_budget,
+    "permission": Replayer._on_permission,
     "mail": Replayer._on_mail,
     "mail_read": Replayer._on_mail_read,
     "kill": Replayer._on_kill,

@@ -3,7 +3,9 @@ may call it, and how it runs.
 
 `slash` (the LLM side of the command registry) `filter_context` (the LLM's /forget
 and /remember: preview, then apply) and `memory` (Anthropic's memory-tool commands over
-the memories folder). A caller
+the memories folder). Before a tool whose `access` is not "ikigai" runs, the user's
+rules decide (core/tools/permissions.py): allow, deny, or ask the user through the
+host's `ask_permission`, showing `tool.describe(arguments)`. A caller
 (a conversation's turn, or a side request's purpose) is offered the schemas of the tools
 that allow it, as one list object per caller: token counts of it are cached by identity.
 """
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
     from ikigai_tui.core.commands.proposals import Proposal, Verdict
     from ikigai_tui.core.replay.replayer import Replayer
     from ikigai_tui.core.tokens.window import ContextMeter, Window
+    from ikigai_tui.core.tools.permissions import (
+        PermissionAnswer, PermissionRequest, PermissionService,
+    )
 
 TURN = "turn"  # the caller of a conversation's turn: the agent's own LLM
 
@@ -36,12 +41,19 @@ class Submits(Protocol):
 
 class ToolHost(Protocol):
     """What the tools use (the session answers all of it): the agents and their replayed
-    contexts, message text, measuring, the matcher, commands, the memory folder."""
+    contexts, message text, measuring, the matcher, commands, the memory folder, the
+    permission rules and who answers an `ask`."""
 
     tree: AgentTree
     bodies: Bodies
     commands: Submits
     memory: MemoryService
+    permissions: PermissionService
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        """The user's answer to one `ask` (once, refuse, always; "always" is recorded
+        as a `permission` event of the agent); refused when nobody can answer."""
+        ...
 
     async def replayer(self, agent_id: str) -> Replayer: ...
 
@@ -73,6 +85,13 @@ class ToolResult(NamedTuple):
 class Tool(Protocol):
     name: str
     callers: frozenset[str]  # who may call it: TURN, or side-request purposes
+    # What it may touch: "read", "write", "shell", "mcp", or "ikigai" (the program's own
+    # tools, under their own reviews). A tool without one is asked about.
+    access: str
+
+    def describe(self, arguments: Any) -> str:
+        """Exactly what will run, for the permission dialog (non-"ikigai" tools); pure."""
+        ...
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-format function definition offered to the LLM."""
@@ -123,7 +142,51 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None or context.caller not in tool.callers:
             return ToolResult(f"Error: unknown tool '{name}'", True)
+        access = getattr(tool, "access", None)
+        if access != IKIGAI:
+            refused = await _permitted(context, tool, access, args)
+            if refused is not None:
+                return refused
         return await tool.execute(context, args)
+
+
+IKIGAI = "ikigai"
+
+
+async def _permitted(context: ToolContext, tool: Tool, access: str | None,
+                     arguments: Any) -> ToolResult | None:
+    """None when the call may run; else the refusal the LLM reads (never a wait without
+    an answer: with nobody to ask, an `ask` is refused)."""
+    from ikigai_tui.core.tools.permissions import (
+        ALLOW, DENY, REFUSE, Grants, PermissionRequest,
+    )
+
+    host, agent_id = context.host, context.agent_id
+    replayer = await host.replayer(agent_id)
+    decision = host.permissions.decide(tool.name, access, Grants(replayer.base.granted, replayer.granted))
+    if decision == ALLOW:
+        return None
+    if decision == DENY:
+        return ToolResult(f"Error: the user's rules deny {tool.name}; it did not run", True)
+    request = PermissionRequest(agent_id, host.tree.label(agent_id), tool.name, access or "",
+                                describe(tool, arguments))
+    answer = await host.ask_permission(request)
+    if answer.choice != REFUSE:
+        return None
+    why = f" ({answer.reason})" if answer.reason else ""
+    return ToolResult(f"Error: the user refused {tool.name}{why}; it did not run", True)
+
+
+def describe(tool: Tool, arguments: Any) -> str:
+    """What the permission dialog shows: the tool's own description of the call (a tool
+    without one: its name and arguments as JSON)."""
+    describer = getattr(tool, "describe", None)
+    if describer is None:
+        return f"{tool.name} {json.dumps(arguments, ensure_ascii=False, indent=2)}"
+    try:
+        return str(describer(arguments))
+    except Exception as exc:  # a bad argument: one line, and the call still asks
+        return f"{tool.name}: cannot describe this call ({exc})"
 
 
 def _default() -> ToolRegistry:

@@ -91,6 +91,7 @@ def planning_ids(replayer: Replayer, call_event: int | None) -> list[int]:
 class FilterContextTool:
     name = NAME
     callers = frozenset({TURN})
+    access = "ikigai"  # the program's own tool: governed by its own review
 
     def schema(self) -> dict[str, Any]:
         return filter_context_schema()

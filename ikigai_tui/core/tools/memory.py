@@ -59,6 +59,7 @@ def memory_schema() -> dict[str, Any]:
 class MemoryTool:
     name = NAME
     callers = frozenset({TURN})
+    access = "ikigai"  # the program's own tool: governed by its own review
 
     def schema(self) -> dict[str, Any]:
         return memory_schema()

@@ -38,6 +38,7 @@ def slash_schema() -> dict[str, Any]:
 class SlashTool:
     name = "slash"
     callers = frozenset({TURN})
+    access = "ikigai"  # the program's own tool: governed by its own review
 
     def schema(self) -> dict[str, Any]:
         return slash_schema()

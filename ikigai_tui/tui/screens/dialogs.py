@@ -1,6 +1,6 @@
 """The dialogs the submit path opens (tui/submit.py's `Screens`): a proposal's by its
 presentation kind (core/commands/proposals.py, the rule the command line follows too), the
-progress of a matcher or a summary, /memory's and /recall's. The app hands this table
+progress of a matcher or a summary, /memory's, /recall's, and a tool's permission request. The app hands this table
 to its `SubmitController`, which imports no screen. Each screen's module loads when its
 dialog is first opened, as before (the command path comes after the first frame).
 """
@@ -16,6 +16,7 @@ from ikigai_tui.tui.submit import Dialog, Screens, picked
 if TYPE_CHECKING:
     from ikigai_tui.core.commands.parse import CommandResult
     from ikigai_tui.core.session import Session
+    from ikigai_tui.core.tools.permissions import PermissionRequest
 
 
 def matches_dialog(proposal: Proposal, session: Session, agent_id: str) -> Dialog:
@@ -84,6 +85,13 @@ def memory_screen(memory: Any) -> Any:
     return MemoryScreen(memory)
 
 
+def permission_screen(request: PermissionRequest, waiting: int) -> Any:
+    """A tool the permission rules ask about: the agent, the tool, what will run."""
+    from ikigai_tui.tui.screens.permission import PermissionScreen
+
+    return PermissionScreen(request, waiting)
+
+
 async def recall_screen(session: Session, agent_id: str, query: str,
                         result: CommandResult) -> Any | None:
     from ikigai_tui.tui.screens.recall import recall_screen as screen
@@ -95,4 +103,5 @@ SCREENS = Screens(
     dialogs={Presentation.MATCHES: matches_dialog, Presentation.SUMMARY: summary_dialog,
              Presentation.RESTORE: restore_dialog, Presentation.MEMORY: memory_dialog},
     progress=progress_screen, memory=memory_screen, recall=recall_screen,
+    permission=permission_screen,
 )
