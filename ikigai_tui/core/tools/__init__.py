@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
     from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.commands.parse import CommandResult
@@ -52,6 +54,10 @@ class ToolHost(Protocol):
     async def measure(self, agent_id: str) -> Window: ...
 
     async def command(self, agent_id: str, text: str, source: str = ...) -> CommandResult: ...
+
+    def workspace(self, agent_id: str) -> Path:
+        """The agent's working folder: the file tools never reach outside it."""
+        ...
 
 
 class ToolContext(NamedTuple):
@@ -127,11 +133,14 @@ class ToolRegistry:
 
 
 def _default() -> ToolRegistry:
+    from ikigai_tui.core.tools import files
     from ikigai_tui.core.tools.filter_context import FilterContextTool
     from ikigai_tui.core.tools.memory import MemoryTool
     from ikigai_tui.core.tools.slash import SlashTool
 
-    return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool()])
+    return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool(),
+                         files.ReadFileTool(), files.ListFilesTool(), files.SearchFilesTool(),
+                         files.WriteFileTool(), files.EditFileTool()])
 
 
 _tools: ToolRegistry | None = None
