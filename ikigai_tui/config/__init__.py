@@ -66,6 +66,9 @@ class Config:
     compact_at: float = 0.9
     summarize_pruned: bool = False
     summary_reserve: float = 0.1  # share of the budget for the pruned turns' summaries
+    # --cwd: the root's workspace (its file tools' folder), recorded as a `cwd` event;
+    # None: the folder ikigai was started in, unless /cwd or an earlier --cwd set one.
+    cwd: Path | None = None
 
 
 def default_db() -> Path:
@@ -325,11 +328,12 @@ def load(
     config_path: str | None = None,
     env: Mapping[str, str] | None = None,
     matcher_model: str | None = None,
+    cwd: str | None = None,
 ) -> Config:
     """Resolve the settings: flags over IKIGAI_* variables over the config file."""
     env = os.environ if env is None else env
     _check_flags(db=db, model=model, api_base=api_base, config=config_path,
-                 matcher_model=matcher_model)
+                 matcher_model=matcher_model, cwd=cwd)
     path = Path(config_path or env.get("IKIGAI_CONFIG") or default_config_path()).expanduser()
     file = read_file(path)
     models = file.get("models", {})
@@ -368,7 +372,17 @@ def load(
         aliases=file.get("aliases", {}),
         **_memory_settings(env, file),
         **compaction,
+        cwd=_folder("--cwd", cwd) if cwd is not None else None,
     )
+
+
+def _folder(option: str, text: str) -> Path:
+    """An existing folder, as an absolute path."""
+    folder = Path(text).expanduser().absolute()
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ConfigError(f"{option} {text}: {folder} {what}")
+    return Path(os.path.normpath(folder))
 
 
 def _memory_settings(env: Mapping[str, str], file: dict[str, Any]) -> dict[str, Any]:

@@ -75,6 +75,7 @@ class Snapshot:
     model: str | None = None
     budget: int | None = None
     result_of: dict[int, int] = field(default_factory=dict)
+    cwd: str | None = None  # the workspace (None: the session's default)
 
 
 EMPTY = Snapshot()
@@ -95,6 +96,7 @@ class ReplayQueries:
     pins: list[str]
     model: str | None
     budget: int | None
+    cwd: str | None
     base: Snapshot
 
     def messages(self) -> list[tuple[int, str, dict]]:
@@ -203,7 +205,7 @@ class ReplayQueries:
                     present.discard(key)
         result_of = {c: r for c, r in self.result_of.items() if c in present and r in present}
         return Snapshot(Entries(entries), self.system, tuple(self.pins), self.model, self.budget,
-                        result_of)
+                        result_of, cwd=self.cwd)
 
 
 def removal_label(kind: str, payload: dict) -> str:

@@ -53,6 +53,7 @@ class Replayer(ReplayQueries):
         self.model = base.model
         self.budget = base.budget
         self.budget_event: int | None = None  # the /budget in effect, if any
+        self.cwd = base.cwd  # the workspace: a `cwd` event's folder, or inherited at fork
         self.unread: dict[int, dict] = {}
         # Context key -> the event (clear, rewind, filter, compact) that took it out; a
         # key leaves once per time it is in the context (a restore brings it back and
@@ -298,6 +299,9 @@ class Replayer(ReplayQueries):
         self.budget = row[2]["budget"]
         self.budget_event = row[0]
 
+    def _on_cwd(self, row: EventRow) -> None:
+        self.cwd = row[2]["path"]
+
     def _on_mail(self, row: EventRow) -> None:
         self.unread[row[0]] = row[2]
 
@@ -338,6 +342,7 @@ _HANDLERS = {
     "pin": Replayer._on_pin,
     "unpin": Replayer._on_unpin,
     "budget": Replayer._on_budget,
+    "cwd": Replayer._on_cwd,
     "mail": Replayer._on_mail,
     "mail_read": Replayer._on_mail_read,
     "kill": Replayer._on_kill,

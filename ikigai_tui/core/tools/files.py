@@ -48,8 +48,7 @@ def _function(name: str, description: str, properties: dict[str, Any],
         "parameters": {"type": "object", "properties": properties, "required": required}}}
 
 
-_PATH = {"type": "string", "description": "a file's path relative to the workspace, like "
-         "src/app.py (an absolute path must lie inside the workspace)"}
+_PATH = {"type": "string", "description": "relative to the workspace"}
 
 
 def _text(data: bytes, shown: str) -> str:
@@ -104,16 +103,11 @@ class ReadFileTool(_FileTool):
 
     def schema(self) -> dict[str, Any]:
         return _function(self.name, (
-            "Read a text file of the workspace, with line numbers (like cat -n). At most "
-            f"{READ_LINES:,} lines or {READ_BYTES // 1024} KiB are returned at once; a last "
-            "line says when the output was cut and which lines it holds: ask for the rest "
-            f"with start_line. Lines longer than {LINE_CHARS:,} characters are cut. Binary "
-            "files are refused."), {
+            "Read a text file with line numbers. Long output is cut (a last line says "
+            "where: go on with start_line); binary files are refused."), {
             "path": _PATH,
-            "start_line": {"type": "integer", "description": "first line to return, from 1 "
-                           "(default 1)"},
-            "end_line": {"type": "integer", "description": "last line to return, inclusive "
-                         "(default: the end of the file)"},
+            "start_line": {"type": "integer", "description": "from 1 (default 1)"},
+            "end_line": {"type": "integer", "description": "inclusive (default: the end)"},
         }, ["path"])
 
     def run(self, ws: Workspace, arguments: Any) -> str:
@@ -237,9 +231,8 @@ def _glob(arguments: Any) -> str:
     return glob
 
 
-_GLOB = {"type": "string", "description": "which files, relative to the workspace: "
-         "**/*.py, src/**, *.md (a glob without / matches names at any depth); default "
-         "**/* (every file)"}
+_GLOB = {"type": "string", "description": "like **/*.py or src/** (without /: names at any "
+         "depth); default **/*"}
 
 
 # -- list_files ------------------------------------------------------------------------
@@ -250,9 +243,8 @@ class ListFilesTool(_FileTool):
 
     def schema(self) -> dict[str, Any]:
         return _function(self.name, (
-            "List the workspace's files matching a glob, one relative path a line, sorted. "
-            ".gitignore'd files, .git/ and symlinks are left out; at most "
-            f"{LIST_ENTRIES:,} paths (a last line says how many more)."),
+            "List files matching a glob, sorted; .gitignore'd files and .git/ left out; "
+            f"at most {LIST_ENTRIES:,}."),
             {"glob": _GLOB}, [])
 
     def run(self, ws: Workspace, arguments: Any) -> str:
@@ -274,14 +266,12 @@ class SearchFilesTool(_FileTool):
 
     def schema(self) -> dict[str, Any]:
         return _function(self.name, (
-            "Search the workspace's text files for a Python regular expression, line by "
-            "line; prints path:line:text for each matching line (like ripgrep). Binary, "
-            ".gitignore'd and .git/ files are skipped. At most "
-            f"{SEARCH_MATCHES} matches; lines are cut at {SEARCH_LINE_CHARS} characters."), {
-            "pattern": {"type": "string", "description": "a Python regular expression "
-                        "(re syntax), matched within each line"},
+            "Search text files for a Python regular expression, line by line: prints "
+            "path:line:text (binary, .gitignore'd and .git/ files skipped; at most "
+            f"{SEARCH_MATCHES} matches)."), {
+            "pattern": {"type": "string"},
             "glob": _GLOB,
-            "ignore_case": {"type": "boolean", "description": "match case-insensitively"},
+            "ignore_case": {"type": "boolean"},
         }, ["pattern"])
 
     def run(self, ws: Workspace, arguments: Any) -> str:
@@ -407,10 +397,10 @@ class WriteFileTool(_WriteTool):
 
     def schema(self) -> dict[str, Any]:
         return _function(self.name, (
-            "Write a whole text file in the workspace: create it (and its folders) or "
-            "replace its content. To change part of a file, use edit_file."), {
+            "Create or overwrite a text file (its folders are made). To change part of a "
+            "file, use edit_file."), {
             "path": _PATH,
-            "content": {"type": "string", "description": "the file's whole new content"},
+            "content": {"type": "string"},
         }, ["path", "content"])
 
     def plan(self, ws: Workspace, arguments: Any) -> tuple[str, str | None, str]:
@@ -439,14 +429,12 @@ class EditFileTool(_WriteTool):
 
     def schema(self) -> dict[str, Any]:
         return _function(self.name, (
-            "Replace one exact piece of text in a workspace file: old_text must appear in "
-            "the file exactly once (whitespace and indentation included); give enough "
-            "surrounding lines to make it unique. Fails, changing nothing, when old_text "
-            "is not found or is found more than once."), {
+            "Replace old_text by new_text in a file. old_text must appear exactly once, "
+            "whitespace included (add surrounding lines to make it unique); otherwise "
+            "nothing changes."), {
             "path": _PATH,
-            "old_text": {"type": "string", "description": "the text to replace, exactly as "
-                         "it is in the file"},
-            "new_text": {"type": "string", "description": "the text to put in its place"},
+            "old_text": {"type": "string"},
+            "new_text": {"type": "string"},
         }, ["path", "old_text", "new_text"])
 
     def plan(self, ws: Workspace, arguments: Any) -> tuple[str, str | None, str]:
