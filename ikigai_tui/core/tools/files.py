@@ -17,6 +17,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
@@ -34,6 +35,7 @@ SEARCH_LINE_CHARS = 300
 SEARCH_FILE_BYTES = 4 * 1024 * 1024  # search_files skips bigger files
 DIFF_LINES = 400  # a longer diff is cut in describe()
 
+_FIRST_READ = 64 * 1024
 _SEARCH_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -188,20 +190,25 @@ def walk(ws: Workspace, glob: str) -> Iterator[tuple[str, int, str]]:
     descriptor is open only until the next item."""
     pattern = glob_regex(glob)
     start, prefix = _start(glob)
+    everything = glob.strip() in ("**/*", "**", "*", "")
     ignores = _ignores_above(ws, start)
     for part in range(len(start)):
         if ignores.ignored("/".join(start[:part + 1]), True):
             return
     with ws.folder(start, prefix or ".") as (fd, _resolved):
-        yield from _walk_at(fd, prefix, ignores, pattern.match)
+        yield from _walk_at(fd, prefix, ignores, None if everything else pattern.match)
+
+
+_name = attrgetter("name")
 
 
 def _walk_at(fd: int, prefix: str, ignores: Ignores, match) -> Iterator[tuple[str, int, str]]:
     ignores = ignores.below(prefix, _read_ignore(fd))
     check = ignores.ignored if ignores.files else None
     with os.scandir(fd) as it:
-        entries = sorted((e.name, e) for e in it)
-    for name, entry in entries:
+        entries = sorted(it, key=_name)
+    for entry in entries:
+        name = entry.name
         rel = f"{prefix}/{name}" if prefix else name
         try:
             if entry.is_dir(follow_symlinks=False):
@@ -216,7 +223,7 @@ def _walk_at(fd: int, prefix: str, ignores: Ignores, match) -> Iterator[tuple[st
                 finally:
                     os.close(sub)
             elif entry.is_file(follow_symlinks=False):
-                if match(rel) and (check is None or not check(rel, False)):
+                if (match is None or match(rel)) and (check is None or not check(rel, False)):
                     yield rel, fd, name
         except OSError:
             continue
@@ -302,10 +309,16 @@ def search(ws: Workspace, pattern: re.Pattern[str], glob: str,
         except OSError:
             continue
         try:
-            st = os.fstat(ffd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > SEARCH_FILE_BYTES:
-                continue
-            data = read_all(ffd)
+            # Most files take one read (the walk saw a regular file; O_NONBLOCK: a fifo
+            # swapped in since reads nothing); a bigger one is checked, then read whole.
+            data = os.read(ffd, _FIRST_READ)
+            if len(data) == _FIRST_READ:
+                st = os.fstat(ffd)
+                if not stat.S_ISREG(st.st_mode) or st.st_size > SEARCH_FILE_BYTES:
+                    continue
+                data += read_all(ffd)
+        except OSError:
+            continue
         finally:
             os.close(ffd)
         if b"\x00" in data:
