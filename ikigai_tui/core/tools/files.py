@@ -298,9 +298,11 @@ class SearchFilesTool(_FileTool):
 
 
 def search(ws: Workspace, pattern: re.Pattern[str], glob: str,
-           limit: int = SEARCH_MATCHES) -> tuple[list[str], bool]:
-    """The matching lines as path:line:text (at most `limit`), and whether more were
-    left. Each file is read once; a file without a match costs one search of its text."""
+           limit: int | None = None) -> tuple[list[str], bool]:
+    """The matching lines as path:line:text (at most `limit`: SEARCH_MATCHES), and whether
+    more were left. Each file is read once; a file without a match costs one search of
+    its text."""
+    limit = SEARCH_MATCHES if limit is None else limit
     out: list[str] = []
     find = pattern.search
     for rel, fd, name in walk(ws, glob):
