@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ikigai_tui.core.memory.sandbox import _open_dir as open_dir_nofollow
-from ikigai_tui.core.memory.sandbox import _write_all as write_all
+from ikigai_tui.core.memory.sandbox import replace_at
 
 MAX_LINKS = 40  # symlinks followed in one path, as Linux's own limit
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -261,26 +261,9 @@ def read_all(fd: int) -> bytes:
 
 
 def _replace(dfd: int, name: str, data: bytes, mode: int | None, shown: str) -> None:
-    from secrets import token_hex
-
-    temp = f".{name[:200]}.ikigai-{os.getpid()}-{token_hex(4)}"
+    """The file replaced through a rename (the memory sandbox's replace_at); an existing
+    file keeps its mode, a new one gets 0o666 less the umask."""
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC,
-                     0o666 if mode is None else mode, dir_fd=dfd)
+        replace_at(dfd, name, data, 0o666 if mode is None else mode, exact_mode=mode is not None)
     except OSError as exc:
-        raise Refused(f"{shown}: {exc.strerror or exc}") from None
-    try:
-        if mode is not None:
-            os.fchmod(fd, mode)
-        write_all(fd, data)
-        os.close(fd)
-        fd = -1
-        os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-    except OSError as exc:
-        if fd >= 0:
-            os.close(fd)
-        try:
-            os.unlink(temp, dir_fd=dfd)
-        except OSError:
-            pass
         raise Refused(f"{shown}: {exc.strerror or exc}") from None
