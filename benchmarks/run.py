@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import big_message  # noqa: E402
 import compact  # noqa: E402
 import feed  # noqa: E402
+import files  # noqa: E402
 from figure import fmt  # noqa: E402
 import forget  # noqa: E402
 import gen  # noqa: E402
@@ -72,7 +73,7 @@ from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 # The modules whose figures follow this file's own, in this order.
 MODULES = (window, tui, open_stall, stall_figures, big_message, feed, preview, forget,
-           matching, compact, pruned)
+           matching, compact, pruned, files)
 OPEN_GOAL = 2.0
 SCALE_GOAL = 11.0
 APPEND_GOAL = 1.5

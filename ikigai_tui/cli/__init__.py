@@ -134,6 +134,9 @@ def _global_options(parser: argparse.ArgumentParser, default, *, store_only: boo
                         help="model for /forget and /remember CRITERIA (default: the agent's)")
     parser.add_argument("--api-base", metavar="URL", default=default,
                         help="send provider requests to this base URL")
+    parser.add_argument("--cwd", metavar="PATH", default=default,
+                        help="the root agent's workspace, the folder its file tools work in "
+                             "(default: the folder ikigai is started in; recorded, see /cwd)")
     _config_option(parser, default)
     parser.add_argument("--debug", action="store_true", default=default,
                         help="write a diagnostic log (timings, sizes, retries, errors; no "
@@ -303,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       command=args.command)
     try:
         config = load(db=args.db, model=args.model, api_base=args.api_base,
-                      config_path=args.config, matcher_model=args.matcher_model)
+                      config_path=args.config, matcher_model=args.matcher_model,
+                      cwd=args.cwd)
         from ikigai_tui.runtime import check_models
 
         check_models(config)  # every command, the full screen too: before any file is touched

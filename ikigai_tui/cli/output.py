@@ -15,6 +15,7 @@ from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.agents import AgentRuntime
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.handlers.agents import status_of, status_words
+from ikigai_tui.core.handlers.cwd import source as workspace_source
 from ikigai_tui.core.events import Event, message_text
 from ikigai_tui.core.tokens.words import sent_and_history
 from ikigai_tui.core.memory.change import words as memory_words
@@ -76,6 +77,10 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "model": session.model_of(agent),
         "system": r.system,
         "pins": await pins_data(session, agent),
+        # where the agent's file tools work, and why: "cwd" (a cwd event of this agent),
+        # "fork" (inherited), "start" (the folder ikigai was started in)
+        "workspace": str(session.workspace(agent.id)),
+        "workspace_source": workspace_source(r, agent.parent_id is not None),
         "messages": messages,
         "marks": [{"name": m.name, "label": m.label, "position": r.mark_position(m),
                    "event": m.event_id} for m in r.valid_marks()],

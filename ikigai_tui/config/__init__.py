@@ -69,6 +69,9 @@ class Config:
     # [permissions] (issue 25): tool name or fnmatch pattern -> allow / ask / deny
     # (core/tools/permissions.py; no rule: the default of the tool's access)
     permissions: dict[str, str] = field(default_factory=dict)
+    # --cwd: the root's workspace (its file tools' folder), recorded as a `cwd` event;
+    # None: the folder ikigai was started in, unless /cwd or an earlier --cwd set one.
+    cwd: Path | None = None
 
 
 def default_db() -> Path:
@@ -347,11 +350,12 @@ def load(
     config_path: str | None = None,
     env: Mapping[str, str] | None = None,
     matcher_model: str | None = None,
+    cwd: str | None = None,
 ) -> Config:
     """Resolve the settings: flags over IKIGAI_* variables over the config file."""
     env = os.environ if env is None else env
     _check_flags(db=db, model=model, api_base=api_base, config=config_path,
-                 matcher_model=matcher_model)
+                 matcher_model=matcher_model, cwd=cwd)
     path = Path(config_path or env.get("IKIGAI_CONFIG") or default_config_path()).expanduser()
     file = read_file(path)
     models = file.get("models", {})
@@ -391,7 +395,17 @@ def load(
         permissions=file.get("permissions", {}),
         **_memory_settings(env, file),
         **compaction,
+        cwd=_folder("--cwd", cwd) if cwd is not None else None,
     )
+
+
+def _folder(option: str, text: str) -> Path:
+    """An existing folder, as an absolute path."""
+    folder = Path(text).expanduser().absolute()
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ConfigError(f"{option} {text}: {folder} {what}")
+    return Path(os.path.normpath(folder))
 
 
 def _memory_settings(env: Mapping[str, str], file: dict[str, Any]) -> dict[str, Any]:

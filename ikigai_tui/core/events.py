@@ -18,6 +18,9 @@ UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact", "pin", "unpi
 # A `pruned_summary` event records a summary of the turns the sliding window dropped
 # (core/compaction/pruned.py): history that the request may carry, never a change to the
 # context (the replay ignores it).
+# A `cwd` event sets the agent's workspace, the folder its file tools work in (/cwd, or
+# --cwd at the start): a setting, not a message; a fork inherits it. /undo does not
+# reverse it (set it again).
 # Changes to what is sent that /undo does not reverse (set them again instead): an /undo
 # that reaches past one of them says so.
 NOT_UNDOABLE_CHANGES = frozenset({"system", "model"})
@@ -25,7 +28,7 @@ METADATA_KINDS = frozenset(
     {
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
         "mail_read", "model", "pin", "unpin", "budget", "usage", "command", "interrupted",
-        "error", "memory", "pruned_summary", "permission",
+        "error", "memory", "pruned_summary", "permission", "cwd",
     }
 )
 

@@ -7,10 +7,12 @@ in id order, so an agent's in-memory context is always the replay of what is on 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
 from collections.abc import Callable
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
@@ -49,6 +51,9 @@ class SessionSettings(NamedTuple):
     matcher_concurrency: int = 4  # a matcher's side requests in flight at once
     matcher_chunk_tokens: int | None = None  # cap on one request's chunk (None: the model's limit)
     compaction: CompactionSettings = CompactionSettings()  # /compact, auto-compaction
+    # The workspace of an agent without a `cwd` event: the folder ikigai was started in
+    # (None: the process's working folder when asked).
+    workspace: str | None = None
 
 
 class Session(SessionServices):
@@ -177,6 +182,17 @@ class Session(SessionServices):
 
     def model_of(self, agent: AgentRuntime) -> str:
         return self.models.model_of(agent)
+
+    def workspace(self, agent_id: str) -> Path:
+        """The agent's workspace, where its file tools work: its latest `cwd` event's
+        folder (/cwd, --cwd) or the one it inherited at fork, else the folder ikigai was
+        started in. Read from the replayed state (loaded for any agent that runs a turn
+        or a command); an agent not loaded yet answers the default."""
+        agent = self.tree.agents.get(agent_id)
+        replayer = agent.replayer if agent is not None else None
+        if replayer is not None and replayer.cwd:
+            return Path(replayer.cwd)
+        return Path(self.settings.workspace or os.getcwd())
 
     async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
         """What the agent's next request holds: window, tokens, state (and messages)."""

@@ -11,6 +11,8 @@ from ikigai_tui.core.gateway import Gateway
 from ikigai_tui.core.usage.service import UsageService
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
     from ikigai_tui.core.commands.bus import CommandBus
     from ikigai_tui.core.commands.context import CommandServices
@@ -56,6 +58,7 @@ class SessionServices:
     async def cancel_turns(self, agent_ids: list[str]) -> None: ...
     def notify(self, notice: Notice) -> None: ...
     def key_warning(self, model: str) -> str | None: ...
+    def workspace(self, agent_id: str) -> Path: ...
     async def _commit_command(self, batch: WriteBatch) -> list[Event]: ...
     def _dead_error(self, agent_id: str) -> CommandError: ...
     async def _busy_elsewhere(self, agent_id: str) -> None: ...
@@ -124,4 +127,5 @@ class SessionServices:
                                self.store.page, memory=lambda: self.memory,
                                compactor=self.compactor, bodies=self.bodies,
                                search=self.store.search, elsewhere=self.leases.elsewhere,
-                               key_warning=self.key_warning, replayer=self.replayer)
+                               key_warning=self.key_warning, replayer=self.replayer,
+                               workspace=self.workspace)

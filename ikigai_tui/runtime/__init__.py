@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.config import Config, ConfigError
@@ -11,6 +12,7 @@ from ikigai_tui.core.memory.sandbox import MemoryLimits
 from ikigai_tui.core.memory.service import MemorySettings, attach_memory, default_root
 from ikigai_tui.core.tools.permissions import PermissionService, Rules
 from ikigai_tui.core.compaction import CompactionSettings
+from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
@@ -65,18 +67,39 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                               if config.matcher_model else None),
                                matcher_concurrency=config.matcher_concurrency,
                                matcher_chunk_tokens=config.matcher_chunk_tokens,
-                               compaction=compaction_settings(config, providers))
+                               compaction=compaction_settings(config, providers),
+                               workspace=str(config.cwd) if config.cwd else _started_in())
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)
         attach_memory(session, memory_settings(config))
         session.permissions = PermissionService(Rules(config.permissions))
+        if config.cwd is not None and not readonly and session.tree.root is not None:
+            await record_workspace(session, session.tree.root.id, config.cwd)
     except BaseException:
         await store.close()
         raise
     if diagnostics.debugging():
         session.subscribe(diagnostics.on_notice)
     return session
+
+
+def _started_in() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the folder was removed under us: the session asks again later
+        return None
+
+
+async def record_workspace(session: Session, agent_id: str, folder: Path) -> None:
+    """--cwd: the agent's workspace set (a `cwd` event) unless it is already that folder."""
+    replayer = await session.replayer(agent_id)
+    if replayer.cwd == str(folder):
+        return
+    batch = WriteBatch()
+    batch.add(agent_id, "cwd", {"path": str(folder), "previous": str(session.workspace(agent_id)),
+                                "source": "--cwd"})
+    await session.commit(batch)
 
 
 def memory_settings(config: Config) -> MemorySettings:

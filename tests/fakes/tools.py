@@ -28,7 +28,7 @@ class Shell:
             "parameters": {"type": "object", "required": ["command"],
                            "properties": {"command": {"type": "string"}}}}}
 
-    def describe(self, arguments: Any) -> str:
+    def describe(self, arguments: Any, context: ToolContext | None = None) -> str:
         return f"$ {arguments.get('command')}\n(in /work/project)"
 
     async def execute(self, context: ToolContext, arguments: Any) -> ToolResult:
@@ -53,7 +53,7 @@ class Write:
                            "properties": {"path": {"type": "string"},
                                           "content": {"type": "string"}}}}}
 
-    def describe(self, arguments: Any) -> str:
+    def describe(self, arguments: Any, context: ToolContext | None = None) -> str:
         lines = [f"--- {arguments['path']}", f"+++ {arguments['path']}", "@@ -0,0 +1 @@"]
         return "\n".join([*lines, *("+" + line for line in arguments["content"].splitlines())])
 

@@ -33,14 +33,15 @@ _BREAKDOWN = [
     r"Window: (?P<budget>[\d,]+ tokens|off \(sliding window disabled\)); starts at "
     r"(?P<start>message \d+|empty)",
     r"Usage so far: (?P<used_in>[\d,]+) tokens in, (?P<used_out>[\d,]+) out; cost (?P<cost>\S.*)",
+    r"Workspace: (?P<workspace>/.*) \((?P<workspace_source>[a-z /-]+)\)",
 ]
 
 
 def parse_context(lines: list[str]) -> dict:
-    """The nine lines, then, with pins, one line for each (checked by the callers)."""
-    pins = lines[9:]
-    assert len(lines) == 9 or pins[0] == "Pins (always sent, never pruned nor compacted):", lines
-    lines = lines[:9]
+    """The ten lines, then, with pins, one line for each (checked by the callers)."""
+    pins = lines[10:]
+    assert len(lines) == 10 or pins[0] == "Pins (always sent, never pruned nor compacted):", lines
+    lines = lines[:10]
     head = re.fullmatch(r"Sent: (?P<approx>~?)(?P<tokens>[\d.]+[KM]?)"
                         r"(?: of (?P<window_budget>[\d.]+[KM]?) window)? · "
                         r"(?P<percent>\d+)% of (?P<limit>[\d.]+[KM]?)(?P<off> · window off)?, "
@@ -82,7 +83,7 @@ async def test_context_command_reports_the_window(sessions):
     assert (shown["kind"], shown["model"]) == ("estimated", "offline")
     assert shown["npins"] == "1" and _num(shown["pins"]) == w.pins > 0
     # Each pin is listed with its tokens, after the eight lines.
-    assert result.lines[9:] == ["Pins (always sent, never pruned nor compacted):",
+    assert result.lines[10:] == ["Pins (always sent, never pruned nor compacted):",
                                 f"  1. {w.pins:>9,}  always answer briefly"]
     assert _num(shown["system"]) == w.system > w.pins
     assert _num(shown["tools"]) == w.tools > 0
@@ -161,7 +162,7 @@ async def test_no_turn_is_pruned_while_everything_fits(sessions):
 
 
 async def test_context_json_matches_the_meter(sessions):
-    session = await sessions(budget=1_200)
+    session = await sessions(budget=1_800)
     root = session.tree.root
     await chat(session, 8)
     data = await context_data(session, root)
@@ -170,7 +171,7 @@ async def test_context_json_matches_the_meter(sessions):
     meter = session.meter(root)
     window = meter.window_ids()
     assert data["tokens"] == w.tokens
-    assert data["budget"] == w.budget == 1_200
+    assert data["budget"] == w.budget == 1_800
     assert data["limit"] == 200_000 and data["estimated"] is True
     assert data["window_start"] == w.start == window[0]
     assert data["pruned_turns"] == w.pruned_turns > 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
@@ -71,6 +72,8 @@ class CommandServices:
     key_warning: Callable[[str], str | None] | None = None
     # Another agent's replayed state (Session.replayer): where an ancestor's mark lives.
     replayer: Callable[[str], Awaitable[Replayer]] | None = None
+    # An agent's workspace (Session.workspace): where its file tools work.
+    workspace: Callable[[str], Path] | None = None
 
 
 @dataclass

@@ -114,6 +114,13 @@ REGISTRY = Registry([
                 _lazy("memory", "memory"),
                 details="PATH shows one file with line numbers. The files live outside the log: "
                 "they survive /clear and compaction. /undo reverses the latest change."),
+    CommandSpec("cwd", "/cwd [PATH]", "Show or set this agent's workspace (its file tools' folder).",
+                _lazy("cwd", "cwd"),
+                details="The file tools (read_file, list_files, search_files, write_file, "
+                "edit_file) never reach outside it. PATH is relative to the current workspace; "
+                "it must be an existing folder. Without --cwd or /cwd it is the folder ikigai "
+                "was started in. Recorded in the log (it survives restarts); children forked "
+                "afterwards inherit it. /undo does not reverse it: set it again."),
     CommandSpec("help", "/help [COMMAND]", "List the commands, or explain one.",
                 _lazy("settings", "help_")),
     CommandSpec("retry", "/retry", "Send the unanswered last message again (after a failed turn).",

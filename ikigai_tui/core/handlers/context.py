@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from ikigai_tui.core.handlers import settings
+from ikigai_tui.core.handlers.cwd import workspace_line
 from ikigai_tui.core.commands.context import CommandContext
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
@@ -173,5 +174,6 @@ async def context(c: CommandContext) -> CommandResult:
     lines += [history_line(w.tokens + w.outside), f"Window: {budget}; starts at {start}"]
     if c.services.usage is not None:  # tokens and cost of this agent's requests to date
         lines.append((await c.services.usage(c.agent.id)).line())
+    lines.append(workspace_line(c))
     lines += settings.pin_lines(c)
     return CommandResult(lines, data=w)

@@ -217,23 +217,9 @@ class Sandbox:
                     raise _refusal(exc, where.path) from None
                 os.close(fd)
                 return
-            from secrets import token_hex  # on a write only: not at start-up
-
-            temp = f".tmp-{os.getpid()}-{token_hex(6)}"
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
-                         dir_fd=dfd)
             try:
-                _write_all(fd, data)
-                os.close(fd)
-                fd = -1
-                os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                replace_at(dfd, name, data)
             except OSError as exc:
-                if fd >= 0:
-                    os.close(fd)
-                try:
-                    os.unlink(temp, dir_fd=dfd)
-                except OSError:
-                    pass
                 raise _refusal(exc, where.path) from None
 
     def unlink(self, where: Location) -> None:
@@ -344,6 +330,34 @@ def _read_at(dfd: int, name: str, path: str, limit: int) -> str | None:
         return b"".join(chunks).decode("utf-8")
     except UnicodeDecodeError:
         raise MemoryRefused(f"{path} is not UTF-8 text") from None
+
+
+def replace_at(dfd: int, name: str, data: bytes, mode: int = 0o600, *,
+               exact_mode: bool = False) -> None:
+    """`data` as the file `name` of the folder `dfd`: written to a temporary file beside
+    it, then renamed over the name (a rename replaces the directory entry, never writing
+    through a link). `mode` is the new file's (less the umask; `exact_mode`: as given).
+    OSError if it cannot be done, and no temporary file is left."""
+    from secrets import token_hex  # on a write only: not at start-up
+
+    temp = f".tmp-{os.getpid()}-{token_hex(6)}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                 | getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dfd)
+    try:
+        if exact_mode:
+            os.fchmod(fd, mode)
+        _write_all(fd, data)
+        os.close(fd)
+        fd = -1
+        os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except OSError:
+        if fd >= 0:
+            os.close(fd)
+        try:
+            os.unlink(temp, dir_fd=dfd)
+        except OSError:
+            pass
+        raise
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -78,6 +78,7 @@ class Snapshot:
     # The permission rules granted in the lineage up to the fork, (tool, rule) in log
     # order: the child's ceiling (core/tools/permissions.py).
     granted: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None  # the workspace (None: the session's default)
 
 
 EMPTY = Snapshot()
@@ -99,6 +100,7 @@ class ReplayQueries:
     model: str | None
     budget: int | None
     granted: list[tuple[str, str]]
+    cwd: str | None
     base: Snapshot
 
     def messages(self) -> list[tuple[int, str, dict]]:
@@ -207,7 +209,8 @@ class ReplayQueries:
                     present.discard(key)
         result_of = {c: r for c, r in self.result_of.items() if c in present and r in present}
         return Snapshot(Entries(entries), self.system, tuple(self.pins), self.model, self.budget,
-                        result_of, granted=(*self.base.granted, *self.granted))
+                        result_of, granted=(*self.base.granted, *self.granted),
+                        cwd=self.cwd)
 
 
 def removal_label(kind: str, payload: dict) -> str:

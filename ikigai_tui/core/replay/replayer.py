@@ -56,6 +56,7 @@ class Replayer(ReplayQueries):
         # This agent's own permission grants, (tool, rule) in log order; those inherited
         # are the base's (see `grants`).
         self.granted: list[tuple[str, str]] = []
+        self.cwd = base.cwd  # the workspace: a `cwd` event's folder, or inherited at fork
         self.unread: dict[int, dict] = {}
         # Context key -> the event (clear, rewind, filter, compact) that took it out; a
         # key leaves once per time it is in the context (a restore brings it back and
@@ -304,6 +305,8 @@ class Replayer(ReplayQueries):
     def _on_permission(self, row: EventRow) -> None:
         payload = row[2]
         self.granted.append((str(payload.get("tool", "")), str(payload.get("rule", "allow"))))
+    def _on_cwd(self, row: EventRow) -> None:
+        self.cwd = row[2]["path"]
 
     def _on_mail(self, row: EventRow) -> None:
         self.unread[row[0]] = row[2]
@@ -346,6 +349,7 @@ _HANDLERS = {
     "unpin": Replayer._on_unpin,
     "budget": Replayer._on_budget,
     "permission": Replayer._on_permission,
+    "cwd": Replayer._on_cwd,
     "mail": Replayer._on_mail,
     "mail_read": Replayer._on_mail_read,
     "kill": Replayer._on_kill,

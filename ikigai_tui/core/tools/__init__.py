@@ -17,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
     from ikigai_tui.core.replay.bodies import Bodies
     from ikigai_tui.core.commands.parse import CommandResult
@@ -65,6 +67,10 @@ class ToolHost(Protocol):
 
     async def command(self, agent_id: str, text: str, source: str = ...) -> CommandResult: ...
 
+    def workspace(self, agent_id: str) -> Path:
+        """The agent's working folder: the file tools never reach outside it."""
+        ...
+
 
 class ToolContext(NamedTuple):
     """What a tool runs with: its host (the session), the agent whose LLM called it, the
@@ -89,8 +95,9 @@ class Tool(Protocol):
     # tools, under their own reviews). A tool without one is asked about.
     access: str
 
-    def describe(self, arguments: Any) -> str:
-        """Exactly what will run, for the permission dialog (non-"ikigai" tools); pure."""
+    def describe(self, arguments: Any, context: ToolContext | None = None) -> str:
+        """Exactly what will run, for the permission dialog (non-"ikigai" tools): with the
+        call's context, where (the agent's workspace) and, for a write, the diff; pure."""
         ...
 
     def schema(self) -> dict[str, Any]:
@@ -169,7 +176,7 @@ async def _permitted(context: ToolContext, tool: Tool, access: str | None,
     if decision == DENY:
         return ToolResult(f"Error: the user's rules deny {tool.name}; it did not run", True)
     request = PermissionRequest(agent_id, host.tree.label(agent_id), tool.name, access or "",
-                                describe(tool, arguments))
+                                describe(tool, arguments, context))
     answer = await host.ask_permission(request)
     if answer.choice != REFUSE:
         return None
@@ -177,24 +184,27 @@ async def _permitted(context: ToolContext, tool: Tool, access: str | None,
     return ToolResult(f"Error: the user refused {tool.name}{why}; it did not run", True)
 
 
-def describe(tool: Tool, arguments: Any) -> str:
+def describe(tool: Tool, arguments: Any, context: ToolContext | None = None) -> str:
     """What the permission dialog shows: the tool's own description of the call (a tool
     without one: its name and arguments as JSON)."""
     describer = getattr(tool, "describe", None)
     if describer is None:
         return f"{tool.name} {json.dumps(arguments, ensure_ascii=False, indent=2)}"
     try:
-        return str(describer(arguments))
+        return str(describer(arguments, context))
     except Exception as exc:  # a bad argument: one line, and the call still asks
         return f"{tool.name}: cannot describe this call ({exc})"
 
 
 def _default() -> ToolRegistry:
+    from ikigai_tui.core.tools import files
     from ikigai_tui.core.tools.filter_context import FilterContextTool
     from ikigai_tui.core.tools.memory import MemoryTool
     from ikigai_tui.core.tools.slash import SlashTool
 
-    return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool()])
+    return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool(),
+                         files.ReadFileTool(), files.ListFilesTool(), files.SearchFilesTool(),
+                         files.WriteFileTool(), files.EditFileTool()])
 
 
 _tools: ToolRegistry | None = None
