@@ -13,6 +13,7 @@ from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
+from ikigai_tui.core.tools.running import ToolSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.support.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
@@ -64,7 +65,9 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                               if config.matcher_model else None),
                                matcher_concurrency=config.matcher_concurrency,
                                matcher_chunk_tokens=config.matcher_chunk_tokens,
-                               compaction=compaction_settings(config, providers))
+                               compaction=compaction_settings(config, providers),
+                               tools=ToolSettings(config.max_tool_rounds, config.bash_max_timeout,
+                                                  config.tool_env_pass))
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)

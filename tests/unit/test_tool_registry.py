@@ -35,7 +35,8 @@ class Picker:
 
 
 def test_schemas_are_per_caller_and_stable():
-    assert [s["function"]["name"] for s in tool_schemas()] == ["slash", "filter_context", "memory"]
+    assert [s["function"]["name"] for s in tool_schemas()] == ["slash", "filter_context", "memory",
+                                                             "bash"]
     assert tool_schemas() is tool_schemas(TURN) is TOOLS.schemas(TURN)
     enum = tool_schemas()[0]["function"]["parameters"]["properties"]["command"]["enum"]
     assert enum == REGISTRY.llm_names()

@@ -127,11 +127,13 @@ class ToolRegistry:
 
 
 def _default() -> ToolRegistry:
+    from ikigai_tui.core.tools.bash import BashTool
     from ikigai_tui.core.tools.filter_context import FilterContextTool
     from ikigai_tui.core.tools.memory import MemoryTool
     from ikigai_tui.core.tools.slash import SlashTool
 
-    return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool()])
+    return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool(),
+                         BashTool()])
 
 
 _tools: ToolRegistry | None = None
