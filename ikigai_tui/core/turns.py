@@ -13,7 +13,7 @@ from ikigai_tui.core.events import Event, WriteBatch
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.provider import ProviderError, Request, Retrying, TextDelta, ToolCall, Usage
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.tools.running import STOPPED, ToolInterrupted, ToolSettings, write_target
+from ikigai_tui.core.tools.running import STOPPED, ToolInterrupted, ToolSettings, order_key
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
@@ -143,20 +143,21 @@ class _Outcome(NamedTuple):
 
 async def _run_calls(session: TurnHost, agent: AgentRuntime, calls: list[Event]) -> None:
     """A reply's tool calls, run at once (each checks its own permission, in the
-    registry), except calls writing one file, which run one after the other; their results
+    registry), except calls writing one file, and the program's own commands, which run
+    one after the other (core/tools/running.py's order_key); their results
     are committed in the calls' order, each as soon as it and those before it are done.
     A cancel (Esc, /kill) stops the calls still running and commits what they had
     produced, flagged interrupted, so every call has its result; then the cancel goes on."""
     from ikigai_tui.core.tools import registry
 
-    last_write: dict[str, asyncio.Future] = {}
+    last: dict[str, asyncio.Future] = {}  # the latest call of each order_key
     tasks: list[asyncio.Future] = []
     for event in calls:
         name, arguments = event.payload["name"], event.payload.get("arguments", "")
-        target = write_target(registry().get(name), arguments)
-        task = asyncio.ensure_future(_call(session, agent, event, last_write.get(target)))
-        if target is not None:
-            last_write[target] = task
+        key = order_key(registry().get(name), arguments)
+        task = asyncio.ensure_future(_call(session, agent, event, last.get(key)))
+        if key is not None:
+            last[key] = task
         tasks.append(task)
     done = 0
     try:
@@ -181,7 +182,7 @@ async def _run_calls(session: TurnHost, agent: AgentRuntime, calls: list[Event])
 
 async def _call(session: TurnHost, agent: AgentRuntime, event: Event,
                 after: asyncio.Future | None) -> _Outcome:
-    """One call (after the earlier write of the same file, if any), never raising: a
+    """One call (after the call it must wait for, if any), never raising: a
     cancel gives the output so far, a tool's bug an error result the model sees."""
     payload = event.payload
     try:

@@ -1,6 +1,6 @@
 """The tool loop through real litellm turns against the loopback fake provider: a reply's
-tool calls run at once with their results in the calls' order (writes of one file one
-after the other), a secret a tool prints is masked in the log and in what the provider
+tool calls run at once with their results in the calls' order (writes of one file, and
+the program's own commands, one after the other), a secret a tool prints is masked in the log and in what the provider
 receives, a cancel mid-command keeps the output so far flagged (and the next request
 still pairs every call), and the cap on tool rounds is a setting."""
 
@@ -18,6 +18,7 @@ from ikigai_tui.core.tools import ToolContext, ToolResult, registry
 from ikigai_tui.core.tools.running import ToolSettings
 from tests.conftest import run_ikigai
 from tests.fakes.server import Reply, validate_pairs
+from tests.integration.provider_helpers import slash
 
 
 def bash(command: str) -> tuple[str, dict]:
@@ -110,6 +111,19 @@ async def test_writes_of_one_file_run_one_after_the_other(hw, fake, fmt, monkeyp
     assert tool.log.index("end a1") < tool.log.index("start a2")  # one file: in order
     assert tool.log.index("start b") < tool.log.index("end a1")  # another file: at once
     assert [r["content"] for r in await results(h)] == ["wrote a.txt", "wrote b.txt", "wrote ./a.txt"]
+
+
+@pytest.mark.parametrize("fmt", ["openai"], indirect=True)
+async def test_the_programs_own_commands_run_in_the_replys_order(hw, fake, fmt):
+    h = await hw()
+    fake.queue(Reply(tool_calls=[slash("mark", "A"), bash("sleep 0.2; echo slept"), slash("marks"),
+                                 slash("mark", "B"), slash("marks")]),
+               Reply(text="Marked."))
+    assert await h.say("Mark twice.")
+    found = [r["content"] for r in await results(h)]
+    assert found[1] == "slept\nexit status 0"
+    assert "A" in found[2] and "B" not in found[2]  # each saw what the one before did
+    assert "A" in found[4] and "B" in found[4]
 
 
 async def test_a_secret_a_tool_prints_is_masked_in_the_log_and_the_request(hw, fake, fmt, monkeypatch,

@@ -1,6 +1,6 @@
 """What the turn's tool loop (core/turns.py) and the tools share about running calls:
 the settings, the partial output of a call stopped by the user, and which calls must not
-run at the same time (two writes of one file)."""
+run at the same time (two writes of one file, the program's own commands)."""
 
 from __future__ import annotations
 
@@ -32,14 +32,25 @@ class ToolInterrupted(asyncio.CancelledError):
         self.output = output
 
 
-def write_target(tool: Any, arguments: str) -> str | None:
-    """The file a call writes (a tool with access "write" and a `path` argument), as one
-    key for every spelling of it, or None: calls with one key run one after the other."""
-    if getattr(tool, "access", None) != "write":
+CONCURRENT = frozenset({"read", "shell", "mcp"})  # accesses whose calls run at once
+
+
+def order_key(tool: Any, arguments: str) -> str | None:
+    """What a call must wait its turn for, or None when it may run at once with the
+    others: calls with one key run one after the other, in the reply's order. A write
+    waits for the earlier writes of its file (every spelling of the path one key); the
+    program's own tools (access "ikigai": slash, filter_context, memory) wait for each
+    other, as each may change what the next one sees."""
+    if tool is None:
         return None
+    access = getattr(tool, "access", "ikigai")
+    if access in CONCURRENT:
+        return None
+    if access != "write":
+        return "ikigai"
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError:
         return None
     path = args.get("path") if isinstance(args, dict) else None
-    return os.path.normpath(path) if isinstance(path, str) and path else None
+    return "file:" + os.path.normpath(path) if isinstance(path, str) and path else None
