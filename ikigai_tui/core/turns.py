@@ -13,6 +13,7 @@ from ikigai_tui.core.events import Event, WriteBatch
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.provider import ProviderError, Request, Retrying, TextDelta, ToolCall, Usage
 from ikigai_tui.core.ports import StoreError
+from ikigai_tui.core.tools import registry
 from ikigai_tui.core.tools.running import STOPPED, ToolInterrupted, ToolSettings, order_key
 
 if TYPE_CHECKING:
@@ -148,8 +149,6 @@ async def _run_calls(session: TurnHost, agent: AgentRuntime, calls: list[Event])
     are committed in the calls' order, each as soon as it and those before it are done.
     A cancel (Esc, /kill) stops the calls still running and commits what they had
     produced, flagged interrupted, so every call has its result; then the cancel goes on."""
-    from ikigai_tui.core.tools import registry
-
     last: dict[str, asyncio.Future] = {}  # the latest call of each order_key
     tasks: list[asyncio.Future] = []
     for event in calls:

@@ -126,6 +126,31 @@ async def test_the_programs_own_commands_run_in_the_replys_order(hw, fake, fmt):
     assert "A" in found[4] and "B" in found[4]
 
 
+class Broken(SlowWrite):
+    """A tool with a bug: it raises instead of returning an error result."""
+
+    name = "broken"
+    access = "read"
+
+    async def execute(self, context: ToolContext, arguments: Any) -> ToolResult:
+        raise RuntimeError("a bug in the tool")
+
+
+@pytest.mark.parametrize("fmt", ["openai"], indirect=True)
+async def test_a_tool_that_raises_still_answers_its_call(hw, fake, fmt, monkeypatch):
+    tools = registry()
+    monkeypatch.setitem(tools._tools, "broken", Broken())
+    monkeypatch.setattr(tools, "_schemas", {})
+    h = await hw()
+    fake.queue(Reply(tool_calls=[("broken", {}), bash("echo fine")]), Reply(text="Noted."))
+    assert await h.say("Try it.")
+    found = await results(h)
+    assert [(r["content"], r["is_error"]) for r in found] == [
+        ("Error: internal error in the tool: RuntimeError('a bug in the tool')", True),
+        ("fine\nexit status 0", False)]
+    assert validate_pairs(fake.requests[-1]) == []
+
+
 async def test_a_secret_a_tool_prints_is_masked_in_the_log_and_the_request(hw, fake, fmt, monkeypatch,
                                                                           tmp_path):
     secret = "svc-0123456789abcdef"

@@ -40,3 +40,17 @@ def test_bad_values_are_named(tmp_path, text, env, expected):
     path.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(expected)):
         load(config_path=str(path), env=env)
+
+
+async def test_the_session_runs_with_the_settings(tmp_path):
+    from ikigai_tui.core.tools.running import ToolSettings
+    from ikigai_tui.runtime import open_session
+
+    path = tmp_path / "c.toml"
+    path.write_text('max_tool_rounds = 3\nbash_max_timeout = 9\ntool_env_pass = ["GITHUB_TOKEN"]\n')
+    session = await open_session(load(config_path=str(path), env={}, db=str(tmp_path / "x.db")))
+    try:
+        assert session.tool_settings == ToolSettings(3, 9.0, ("GITHUB_TOKEN",))
+    finally:
+        await session.close()
+        await session.store.close()
