@@ -13,6 +13,7 @@ from typing import Any
 import platformdirs
 
 from ikigai_tui.config import compact as config_compact
+from ikigai_tui.config import tools as config_tools
 from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
 
 APP = "ikigai"
@@ -72,6 +73,11 @@ class Config:
     # --cwd: the root's workspace (its file tools' folder), recorded as a `cwd` event;
     # None: the folder ikigai was started in, unless /cwd or an earlier --cwd set one.
     cwd: Path | None = None
+    # -- tools (issue 25): tool rounds per turn, bash's longest timeout, the withheld
+    # environment variables the tools' child processes may still get
+    max_tool_rounds: int = 25
+    bash_max_timeout: float = 600.0
+    tool_env_pass: tuple[str, ...] = ()
 
 
 def default_db() -> Path:
@@ -109,6 +115,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "memory_files": (int, "a whole number of files"),
     "memory_total_bytes": (int, "a whole number of bytes"),
     **config_compact.KEYS,  # compaction (issue 15)
+    **config_tools.KEYS,  # tools (issue 25)
 }
 _TABLES = ("aliases", "models", "keymap", "permissions")
 
@@ -284,6 +291,8 @@ def _problem(key: str, value: Any) -> str | None:
         return "must be 256 or more"
     if key in config_compact.KEYS:
         return config_compact.problem(key, value)
+    if key in config_tools.KEYS:
+        return config_tools.problem(key, value)
     if key == "matcher_model" and not value.strip():
         return "must not be empty"
     if key == "concurrency" and value < 1:
@@ -324,7 +333,7 @@ _ENV_KEYS = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "sliding_context_tokens",
              "IKIGAI_OFFLINE_DELAY": "offline_delay", "IKIGAI_CONCURRENCY": "concurrency",
              "IKIGAI_MATCHER_CONCURRENCY": "matcher_concurrency",
              "IKIGAI_MATCHER_CHUNK_TOKENS": "matcher_chunk_tokens",
-             "IKIGAI_MEMORY_WRITES": "memory_writes", **config_compact.ENV}
+             "IKIGAI_MEMORY_WRITES": "memory_writes", **config_compact.ENV, **config_tools.ENV}
 
 
 def _checked_env(name: str, raw: str, value: Any) -> Any:
@@ -396,6 +405,7 @@ def load(
         **_memory_settings(env, file),
         **compaction,
         cwd=_folder("--cwd", cwd) if cwd is not None else None,
+        **config_tools.read(env, file, _env_int, _env_float, _checked_env),
     )
 
 

@@ -32,6 +32,7 @@ from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.session_services import SessionServices
 from ikigai_tui.core.tokens.window import CONTEXT_FULL, ContextMeter, Window
+from ikigai_tui.core.tools.running import ToolSettings
 
 if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen's first frame)
     from ikigai_tui.core.commands.bus import Pending
@@ -54,6 +55,7 @@ class SessionSettings(NamedTuple):
     # The workspace of an agent without a `cwd` event: the folder ikigai was started in
     # (None: the process's working folder when asked).
     workspace: str | None = None
+    tools: ToolSettings = ToolSettings()  # tool rounds per turn, bash's timeout, the environment
 
 
 class Session(SessionServices):
@@ -339,10 +341,22 @@ class Session(SessionServices):
 
     async def run_tool(self, agent_id: str, name: str, arguments: str,
                        call_event: int | None) -> tuple[str, bool]:
-        """One tool call of the agent's turn: (result text, is_error)."""
+        """One tool call of the agent's turn: (result text, is_error), with the
+        environment's secrets and anything shaped like a key masked, whatever the tool (a
+        call stopped by the user raises ToolInterrupted with its output masked too)."""
         from ikigai_tui.core.tools import execute_tool
+        from ikigai_tui.core.tools.running import ToolInterrupted
+        from ikigai_tui.support.secrets import mask
 
-        return await execute_tool(self, agent_id, name, arguments, call_event=call_event)
+        try:
+            text, is_error = await execute_tool(self, agent_id, name, arguments, call_event=call_event)
+        except ToolInterrupted as stopped:
+            raise ToolInterrupted(mask(stopped.output)) from None
+        return mask(text), is_error
+
+    @property
+    def tool_settings(self) -> ToolSettings:
+        return self.settings.tools
 
     @cached_property
     def permissions(self) -> PermissionService:

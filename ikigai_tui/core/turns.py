@@ -13,12 +13,13 @@ from ikigai_tui.core.events import Event, WriteBatch
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.provider import ProviderError, Request, Retrying, TextDelta, ToolCall, Usage
 from ikigai_tui.core.ports import StoreError
+from ikigai_tui.core.tools import registry
+from ikigai_tui.core.tools.running import STOPPED, ToolInterrupted, ToolSettings, order_key
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
     from ikigai_tui.core.notices import Notice
 
-MAX_TOOL_ROUNDS = 25
 log = logging.getLogger(__name__)
 
 
@@ -46,6 +47,7 @@ class TurnHost(Protocol):
     model, commit, tell, learn the model's token factor, run a tool, end the turn."""
 
     gateway: Streams
+    tool_settings: ToolSettings  # max_tool_rounds: the tool rounds a turn may run
 
     async def plan(self, agent_id: str, *, messages: bool = False) -> TurnPlan: ...
 
@@ -56,7 +58,10 @@ class TurnHost(Protocol):
     def learn(self, model: str, reported: int, raw_estimate: float) -> tuple[float, int] | None: ...
 
     async def run_tool(self, agent_id: str, name: str, arguments: str,
-                       call_event: int | None) -> tuple[str, bool]: ...
+                       call_event: int | None) -> tuple[str, bool]:
+        """(result text, is_error); a call stopped by a cancel may raise ToolInterrupted
+        with what it had produced."""
+        ...
 
     async def finish_turn(self, agent: AgentRuntime) -> None: ...
 
@@ -79,23 +84,15 @@ async def run_turn(session: TurnHost, agent: AgentRuntime) -> bool:
     the next user message as two in a row, and /retry sends it again."""
     error: str | None = None
     cancelled = False
+    rounds = session.tool_settings.max_tool_rounds
     try:
-        for _ in range(MAX_TOOL_ROUNDS):
+        for _ in range(rounds):
             calls = await _one_round(session, agent)
             if not calls:
                 break
-            for event in calls:
-                payload = event.payload
-                text, is_error = await session.run_tool(
-                    agent.id, payload["name"], payload.get("arguments", ""), event.id)
-                batch = WriteBatch()
-                batch.add(agent.id, "tool_result", {
-                    "call_id": payload["call_id"], "call_event": event.id,
-                    "content": text, "is_error": is_error,
-                })
-                await asyncio.shield(session.commit(batch))
+            await _run_calls(session, agent, calls)
         else:
-            error = f"stopped after {MAX_TOOL_ROUNDS} tool rounds"
+            error = f"stopped after {rounds} tool rounds"
             session.notify(ErrorNotice(agent.id, error))
     except Exception as exc:  # a provider or disk failure, or a bug: end the turn, keep the program
         expected = isinstance(exc, (ProviderError, StoreError))
@@ -137,6 +134,83 @@ async def run_turn(session: TurnHost, agent: AgentRuntime) -> bool:
         finally:
             session.notify(TurnFinished(agent.id, error is None, error))
     return error is None
+
+
+class _Outcome(NamedTuple):
+    text: str
+    is_error: bool
+    interrupted: bool = False
+
+
+async def _run_calls(session: TurnHost, agent: AgentRuntime, calls: list[Event]) -> None:
+    """A reply's tool calls, run at once (each checks its own permission, in the
+    registry), except calls writing one file, and the program's own commands, which run
+    one after the other (core/tools/running.py's order_key); their results
+    are committed in the calls' order, each as soon as it and those before it are done.
+    A cancel (Esc, /kill) stops the calls still running and commits what they had
+    produced, flagged interrupted, so every call has its result; then the cancel goes on."""
+    last: dict[str, asyncio.Future] = {}  # the latest call of each order_key
+    tasks: list[asyncio.Future] = []
+    for event in calls:
+        name, arguments = event.payload["name"], event.payload.get("arguments", "")
+        key = order_key(registry().get(name), arguments)
+        task = asyncio.ensure_future(_call(session, agent, event, last.get(key)))
+        if key is not None:
+            last[key] = task
+        tasks.append(task)
+    done = 0
+    try:
+        for task in tasks:
+            await asyncio.wait([task])  # not `await task`: a cancel here must not reach it
+            done += 1  # its commit is shielded: a cancel during it does not stop it
+            await _commit_result(session, agent, calls[done - 1], task.result())
+    except asyncio.CancelledError:
+        left = tasks[done:]
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left)
+        for event, task in zip(calls[done:], left):
+            await _commit_result(session, agent, event, task.result())
+        raise
+    except Exception:  # the log failed: no call goes on running unseen
+        for task in tasks[done:]:
+            task.cancel()
+        raise
+
+
+async def _call(session: TurnHost, agent: AgentRuntime, event: Event,
+                after: asyncio.Future | None) -> _Outcome:
+    """One call (after the call it must wait for, if any), never raising: a
+    cancel gives the output so far, a tool's bug an error result the model sees."""
+    payload = event.payload
+    try:
+        if after is not None:
+            await asyncio.wait([after])
+        text, is_error = await session.run_tool(agent.id, payload["name"],
+                                                payload.get("arguments", ""), event.id)
+        return _Outcome(text, is_error)
+    except ToolInterrupted as stopped:
+        output = stopped.output
+        if output and not output.endswith("\n"):
+            output += "\n"
+        return _Outcome(output + STOPPED, True, True)
+    except asyncio.CancelledError:  # only _run_calls cancels it, and goes on cancelling
+        return _Outcome(STOPPED, True, True)
+    except Exception as exc:  # a tool's bug: the call still gets its result
+        log.exception("tool %s of %s failed", payload.get("name"), agent.id)
+        return _Outcome(f"Error: internal error in the tool: {exc!r}", True)
+
+
+async def _commit_result(session: TurnHost, agent: AgentRuntime, event: Event,
+                         outcome: _Outcome) -> None:
+    result = {"call_id": event.payload["call_id"], "call_event": event.id,
+              "content": outcome.text, "is_error": outcome.is_error}
+    if outcome.interrupted:
+        result["interrupted"] = True
+    batch = WriteBatch()
+    batch.add(agent.id, "tool_result", result)
+    await asyncio.shield(session.commit(batch))
 
 
 async def _one_round(session: TurnHost, agent: AgentRuntime) -> list:

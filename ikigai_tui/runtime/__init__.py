@@ -16,6 +16,7 @@ from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
+from ikigai_tui.core.tools.running import ToolSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.support.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
@@ -68,7 +69,9 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                matcher_concurrency=config.matcher_concurrency,
                                matcher_chunk_tokens=config.matcher_chunk_tokens,
                                compaction=compaction_settings(config, providers),
-                               workspace=str(config.cwd) if config.cwd else _started_in())
+                               workspace=str(config.cwd) if config.cwd else _started_in(),
+                               tools=ToolSettings(config.max_tool_rounds, config.bash_max_timeout,
+                                                  config.tool_env_pass))
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)

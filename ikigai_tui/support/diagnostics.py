@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -23,16 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from ikigai_tui.support.folders import make_private_folders
+from ikigai_tui.support.secrets import mask, secret_values
 
 LOG_NAME = "ikigai.log"
 MAX_BYTES = 5 * 1024 * 1024
 log = logging.getLogger("ikigai")
 _state: dict[str, Any] = {"debug": False, "content": False, "path": None}
-
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
-_SECRET_SHAPES = re.compile(
-    r"(sk-[A-Za-z0-9_-]{8,}|AIza[0-9A-Za-z_-]{20,}|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{8,}"
-    r"|(?i:x-api-key|api[_-]?key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._-]{8,})")
+REDACTED = "[redacted]"
 
 
 def default_log_dir() -> Path:
@@ -46,23 +42,15 @@ def log_path() -> Path:
     return default_log_dir() / LOG_NAME
 
 
-def _secrets() -> list[str]:
-    """The values of the environment's key-like variables, longest first."""
-    found = {value for name, value in os.environ.items()
-             if _SECRET_NAME.search(name) and len(value) >= 6}
-    return sorted(found, key=len, reverse=True)
-
-
 def redact(text: str, secrets: list[str] | None = None) -> str:
-    for secret in secrets if secrets is not None else _secrets():
-        text = text.replace(secret, "[redacted]")
-    return _SECRET_SHAPES.sub("[redacted]", text)
+    """`text` with the environment's secrets and key-shaped strings "[redacted]"."""
+    return mask(text, secrets, REDACTED)
 
 
 class _Redacting(logging.Formatter):
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-        self.secrets = _secrets()
+        self.secrets = secret_values()
 
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record), self.secrets)

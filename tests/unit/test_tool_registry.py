@@ -38,7 +38,7 @@ class Picker:
 def test_schemas_are_per_caller_and_stable():
     assert [s["function"]["name"] for s in tool_schemas()] == [
         "slash", "filter_context", "memory", "read_file", "list_files", "search_files",
-        "write_file", "edit_file"]
+        "write_file", "edit_file", "bash"]
     assert tool_schemas() is tool_schemas(TURN) is TOOLS.schemas(TURN)
     enum = tool_schemas()[0]["function"]["parameters"]["properties"]["command"]["enum"]
     assert enum == REGISTRY.llm_names()

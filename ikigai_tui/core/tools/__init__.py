@@ -198,13 +198,14 @@ def describe(tool: Tool, arguments: Any, context: ToolContext | None = None) -> 
 
 def _default() -> ToolRegistry:
     from ikigai_tui.core.tools import files
+    from ikigai_tui.core.tools.bash import BashTool
     from ikigai_tui.core.tools.filter_context import FilterContextTool
     from ikigai_tui.core.tools.memory import MemoryTool
     from ikigai_tui.core.tools.slash import SlashTool
 
     return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool(),
                          files.ReadFileTool(), files.ListFilesTool(), files.SearchFilesTool(),
-                         files.WriteFileTool(), files.EditFileTool()])
+                         files.WriteFileTool(), files.EditFileTool(), BashTool()])
 
 
 _tools: ToolRegistry | None = None
