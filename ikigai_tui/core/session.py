@@ -7,12 +7,9 @@ in id order, so an agent's in-memory context is always the replay of what is on 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import uuid
 from collections.abc import Callable
-from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
@@ -31,6 +28,7 @@ from ikigai_tui.core.provider import ProviderFactory
 from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.session_services import SessionServices
+from ikigai_tui.core.session_tools import SessionTools
 from ikigai_tui.core.tokens.window import CONTEXT_FULL, ContextMeter, Window
 from ikigai_tui.core.tools.running import ToolSettings
 
@@ -39,9 +37,6 @@ if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen'
     from ikigai_tui.core.context import Plan
     from ikigai_tui.core.matching.embedder import Embedder
     from ikigai_tui.core.commands.proposals import Reviewer, Verdict
-    from ikigai_tui.core.tools.permissions import (
-        PermissionAnswer, PermissionRequest, PermissionService,
-    )
 
 
 class SessionSettings(NamedTuple):
@@ -58,7 +53,7 @@ class SessionSettings(NamedTuple):
     tools: ToolSettings = ToolSettings()  # tool rounds per turn, bash's timeout, the environment
 
 
-class Session(SessionServices):
+class Session(SessionServices, SessionTools):
     def __init__(self, store: Persistence, providers: ProviderFactory,
                  settings: SessionSettings, new_id: Callable[[], str] | None = None) -> None:
         self.store = store
@@ -184,17 +179,6 @@ class Session(SessionServices):
 
     def model_of(self, agent: AgentRuntime) -> str:
         return self.models.model_of(agent)
-
-    def workspace(self, agent_id: str) -> Path:
-        """The agent's workspace, where its file tools work: its latest `cwd` event's
-        folder (/cwd, --cwd) or the one it inherited at fork, else the folder ikigai was
-        started in. Read from the replayed state (loaded for any agent that runs a turn
-        or a command); an agent not loaded yet answers the default."""
-        agent = self.tree.agents.get(agent_id)
-        replayer = agent.replayer if agent is not None else None
-        if replayer is not None and replayer.cwd:
-            return Path(replayer.cwd)
-        return Path(self.settings.workspace or os.getcwd())
 
     async def plan(self, agent_id: str, *, messages: bool = False) -> Plan:
         """What the agent's next request holds: window, tokens, state (and messages)."""
@@ -338,46 +322,6 @@ class Session(SessionServices):
             return await run_turn(self, agent)
         finally:
             self.leases.release_soon(agent.id)
-
-    async def run_tool(self, agent_id: str, name: str, arguments: str,
-                       call_event: int | None) -> tuple[str, bool]:
-        """One tool call of the agent's turn: (result text, is_error), with the
-        environment's secrets and anything shaped like a key masked, whatever the tool (a
-        call stopped by the user raises ToolInterrupted with its output masked too)."""
-        from ikigai_tui.core.tools import execute_tool
-        from ikigai_tui.core.tools.running import ToolInterrupted
-        from ikigai_tui.support.secrets import mask
-
-        try:
-            text, is_error = await execute_tool(self, agent_id, name, arguments, call_event=call_event)
-        except ToolInterrupted as stopped:
-            raise ToolInterrupted(mask(stopped.output)) from None
-        return mask(text), is_error
-
-    @property
-    def tool_settings(self) -> ToolSettings:
-        return self.settings.tools
-
-    @cached_property
-    def permissions(self) -> PermissionService:
-        """The permission rules and who answers an `ask` (core/tools/permissions.py): the
-        defaults until the runtime sets the configured ones; the front end installs the
-        reviewer (none: every `ask` is refused)."""
-        from ikigai_tui.core.tools.permissions import PermissionService
-
-        return PermissionService()
-
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
-        """Ask the user (the installed reviewer) whether a tool call may run; "always for
-        this agent" is recorded as the agent's `permission` event before the call runs."""
-        from ikigai_tui.core.tools.permissions import ALWAYS, grant_payload
-
-        answer = await self.permissions.ask(request)
-        if answer.choice == ALWAYS:
-            batch = WriteBatch()
-            batch.add(request.agent_id, "permission", grant_payload(request.tool))
-            await self.commit(batch)
-        return answer
 
     async def after_turn(self, agent: AgentRuntime) -> None:
         """What follows a turn that was not cancelled: auto-compaction's check."""

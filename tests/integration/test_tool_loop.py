@@ -15,6 +15,7 @@ import pytest
 
 from ikigai_tui.core.notices import ErrorNotice
 from ikigai_tui.core.tools import ToolContext, ToolResult, registry
+from ikigai_tui.core.tools.permissions import PermissionService, Rules
 from ikigai_tui.core.tools.running import ToolSettings
 from tests.conftest import run_ikigai
 from tests.fakes.server import Reply, validate_pairs
@@ -34,6 +35,8 @@ async def hw(make, tmp_path):
         folder = tmp_path / "work"
         folder.mkdir(exist_ok=True)
         h.session.workspace = lambda agent_id: folder
+        # The user's rules let the tools run (asking is tests/integration/test_permission_events.py's).
+        h.session.permissions = PermissionService(Rules({"*": "allow"}))
         return h
 
     return _make
