@@ -93,6 +93,7 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80) -> Rend
 
 # A row of a table in command output (/context): "  label   1,234  (a note)".
 _TABLE_ROW = re.compile(r"^(?P<label>\S.*?) {2,}(?P<figure>[-\d,.$%~]+[KM]?)(?: {2,}(?P<note>.*))?$")
+NOTE_MIN = 12  # a note column narrower than this goes under its row instead
 
 
 def _output_blocks(lines: list[str], style: Style, width: int) -> list[RenderableType]:
@@ -104,21 +105,49 @@ def _output_blocks(lines: list[str], style: Style, width: int) -> list[Renderabl
         run = [line[indent:] for line in run]
         left = min(2 + indent, width // 3)  # a narrow pane keeps most of its width for text
         if table:
-            grid = Table(box=None, show_header=False, show_edge=False, pad_edge=False,
-                         padding=(0, 2, 0, 0), expand=False, style=style)
-            grid.add_column(no_wrap=True, overflow="ellipsis", min_width=4)
-            grid.add_column(justify="right", no_wrap=True)
-            grid.add_column(overflow="fold", ratio=1)
-            for line in run:
-                row = _TABLE_ROW.match(line)
-                assert row is not None
-                grid.add_row(Text(row["label"], style=style), Text(row["figure"], style=style),
-                             Text(row["note"] or "", style=style))
-            body: RenderableType = grid
+            rows = [_TABLE_ROW.match(line) for line in run]
+            assert all(rows)
+            label_w = max(cell_len(r["label"]) for r in rows)
+            figure_w = max(cell_len(r["figure"]) for r in rows)
+            # Too narrow for notes beside the figures ("mes/sag/es"): each note goes on
+            # the line under its row, under the label, and the figures stay a table.
+            if width - left - label_w - figure_w - 4 >= NOTE_MIN:
+                body: RenderableType = _table(rows, style)
+            else:
+                body = _stacked(rows, style, max(4, min(label_w, width - left - figure_w - 2)),
+                                figure_w)
         else:
             body = Text("\n".join(run), style=style)
         blocks.append(Padding(body, (0, 0, 0, left)))
     return blocks
+
+
+def _table(rows: list[re.Match], style: Style) -> Table:
+    """Label, figure (right-aligned) and note (wrapped in its column) in three columns."""
+    grid = Table(box=None, show_header=False, show_edge=False, pad_edge=False,
+                 padding=(0, 2, 0, 0), expand=False, style=style)
+    grid.add_column(no_wrap=True, overflow="ellipsis", min_width=4)
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(overflow="fold", ratio=1)
+    for row in rows:
+        grid.add_row(Text(row["label"], style=style), Text(row["figure"], style=style),
+                     Text(row["note"] or "", style=style))
+    return grid
+
+
+def _stacked(rows: list[re.Match], style: Style, label_w: int, figure_w: int) -> Group:
+    """Labels and figures still a table, each note on the lines under its row (indented
+    under the label): for a pane too narrow for a note column."""
+    lines: list[RenderableType] = []
+    for row in rows:
+        label = row["label"]
+        if cell_len(label) > label_w:
+            label = label[:label_w - 1] + "…"
+        lines.append(Text(f"{label:<{label_w}}  {row['figure']:>{figure_w}}", style=style,
+                          no_wrap=True, overflow="ellipsis"))
+        if row["note"]:
+            lines.append(Padding(Text(row["note"], style=style), (0, 0, 0, 2)))
+    return Group(*lines)
 
 
 def _shape(line: str) -> tuple[int, bool]:

@@ -181,10 +181,10 @@ def test_compact_preview_snapshot_80x24(bench, snap_compare):
 
 async def test_auto_compact_ask_shows_the_preview_after_the_turn_and_the_warning(bench):
     long = " ".join(f"word{i}" for i in range(300))  # ~1,800 characters a message
-    async with bench.prep(budget=4_000) as session:
+    async with bench.prep(budget=4_700) as session:
         for n in range(4):
             await say(session, root_id(session), f"Request {n}: {long}")
-    app = bench.app(budget=4_000)
+    app = bench.app(budget=4_700)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         session = app.session

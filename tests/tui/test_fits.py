@@ -108,10 +108,19 @@ async def test_context_stays_a_table_in_a_narrow_pane(bench, size):
     assert all(figures.values()), rows
     assert len({line.index(label) + len(label) + figures[label].end()
                 for label, line in rows.items()}) == 1, rows
-    # A note that wraps goes on in its own column, under its start.
+    # A note that wraps goes on in its own column, under its start; a pane too narrow for
+    # a note column puts each note on the lines under its row, indented under the label.
     outside = lines.index(rows["outside window"])
-    note_column = rows["outside window"].index("(")
-    for line in lines[outside + 1:]:
+    row = rows["outside window"]
+    if "(" in row:
+        note_column = row.index("(")
+        following = lines[outside + 1:]
+    else:
+        assert size[0] < 120, lines  # a wide pane keeps the notes beside the figures
+        note_column = row.index("outside window") + 2
+        assert lines[outside + 1][note_column] == "(", lines  # the note, right under its row
+        following = lines[outside + 2:]
+    for line in following:
         if not line.startswith(" " * note_column):
             break
         assert line[note_column] != " ", lines  # the note's next line, in its column

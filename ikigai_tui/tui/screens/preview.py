@@ -200,6 +200,7 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         if not self.is_mounted:
             return
         self._place()
+        self._hold_totals_height(self.query_one("#preview-totals", Static))
         dialog = self.query_one(".dialog")
         items = self._list
         top, bottom = self._free_rows()
@@ -250,8 +251,8 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         unticked = [i.id for i in self._items if i.id not in checked]
         return self._resize(-items.raw_of(unticked) - self._unlisted[1])
 
-    def _totals_text(self) -> Text:
-        text = self._totals_line()
+    def _totals_text(self, widest: bool = False) -> Text:
+        text = self._totals_line(widest)
         split = self._list.split_count
         if split:
             text.append(f"\n⚠ {plural(split, 'exchange')} split: {SPLIT_PARTS[self._mode]}",
@@ -260,29 +261,51 @@ class PreviewScreen(ModalScreen[list[int] | None]):
             text.append(f"\n{EXCHANGE_HINT}")
         return text
 
-    def _totals_line(self) -> Text:
+    def _totals_line(self, widest: bool = False) -> Text:
+        """The totals as ticked; `widest`: with every figure padded to the widest it can
+        be (what the totals' height is measured on, so that ticking never changes it)."""
         items = self._list
         messages, tokens = self.leaving()
+        most = self._tokens_before + items.total_tokens + self._unlisted[1]
+
+        def figure(n: int, top: int) -> str:
+            return _pad(n, top) if widest else f"{n:,}"
+
+        count = figure(items.checked_count, len(self._items))
+        total = f"{len(self._items):,}"
+        before = figure(self._tokens_before, most)
+        after = figure(self.tokens_after(), most)
         if self._mode == "restore":
-            return Text(f"{items.checked_count:,} of {len(self._items):,} selected · brings back "
-                        f"{tokens:,} tokens · context: {self._tokens_before:,} → "
-                        f"{self.tokens_after():,} tokens")
-        after = self.tokens_after()
-        context = f"context: {self._tokens_before:,} → {after:,} tokens"
+            return Text(f"{count} of {total} selected · brings back {figure(tokens, most)} "
+                        f"tokens · context: {before} → {after} tokens")
+        context = f"context: {before} → {after} tokens"
         if self._mode == "remove":
-            text = (f"{items.checked_count:,} of {len(self._items):,} selected"
-                    f" · removes {tokens:,} tokens · {context}")
+            text = (f"{count} of {total} selected · removes {figure(tokens, most)} tokens"
+                    f" · {context}")
         else:
-            text = (f"{items.checked_count:,} of {len(self._items):,} selected to stay"
-                    f" · {plural(messages, 'message')} ({tokens:,} tokens) leave · {context}")
+            text = (f"{count} of {total} selected to stay · "
+                    f"{figure(messages, len(self._items) + self._unlisted[0])} "
+                    f"message{'s' if messages != 1 or widest else ''} ({figure(tokens, most)} tokens) "
+                    f"leave · {context}")
         return Text(text)
 
     def _refresh_totals(self) -> None:
         totals = self.query_one("#preview-totals", Static)
         before = totals.size.height
         totals.update(self._totals_text())
+        self._hold_totals_height(totals)
         if before:
             self.call_after_refresh(self._fit_list)  # a narrow dialog may wrap it anew
+
+    def _hold_totals_height(self, totals: Static) -> None:
+        """The totals' height: what they take with every figure at its widest, whatever is
+        ticked now (a narrower figure must not let the dialog shrink, nor a wider one grow
+        it)."""
+        width = totals.content_size.width
+        if width > 0:
+            rows = len(self._totals_text(widest=True).wrap(self.app.console, width))
+            if totals.styles.min_height is None or totals.styles.min_height.value != rows:
+                totals.styles.min_height = rows
 
     def _show_notice(self, message: str | None) -> None:
         notice = self.query_one("#preview-notice", Static)
@@ -334,3 +357,10 @@ class PreviewScreen(ModalScreen[list[int] | None]):
     def _cancel_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.action_cancel()
+
+
+def _pad(n: int, top: int) -> str:
+    """`n` with thousands separators, padded on the left to the width `top` takes, with a
+    digit (as wide, and no line breaks inside the figure)."""
+    text, room = f"{n:,}", f"{top:,}"
+    return "0" * (len(room) - len(text)) + text
