@@ -25,7 +25,8 @@ install: $(STAMP)
 run: install
 	$(BIN)/ikigai $(ARGS)
 
-# The suite on every core (pytest-xdist, -n $(JOBS)), then the tests marked `serial`
+# The suite on every core (pytest-xdist, -n $(JOBS); auto is two workers a core, as the
+# tests mostly wait: tests/scheduling.py), then the tests marked `serial`
 # (wall-clock bounds; pyproject.toml says why) alone, one at a time. PYTEST_ARGS go to both
 # runs; a run that selects nothing (exit 5) is not an error. One file, in one process:
 #   make test PYTEST_ARGS="tests/unit/test_x.py -n 0"      (or JOBS=0, or -p no:xdist)
