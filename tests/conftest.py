@@ -14,23 +14,10 @@ from ikigai_tui.core.encoders import LocalEncoder
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
-from tests import scheduling
 
 # Read by Textual at import: unset before any test imports it (see STACK.md).
 for _name in ("NO_COLOR", "TEXTUAL_THEME"):
     os.environ.pop(_name, None)
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_auto_num_workers(config):
-    """`-n auto`: two workers per core (tests/scheduling.py says why)."""
-    return scheduling.auto_workers(scheduling.cores(), os.environ)
-
-
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist, the slowest files first (every worker sorts alike)."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        items[:] = scheduling.slowest_files_first(items, scheduling.file_seconds())
-
 
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
@@ -81,3 +68,19 @@ def run_ikigai(*args: str, input: str | None = None, env: dict | None = None,
 @pytest.fixture
 def ikigai():
     return run_ikigai
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: two workers per core (tests/scheduling.py says why)."""
+    from tests import scheduling
+
+    return scheduling.auto_workers(scheduling.cores(), os.environ)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, the slowest files first (every worker sorts alike)."""
+    from tests import scheduling
+
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = scheduling.slowest_files_first(items, scheduling.file_seconds())
