@@ -25,14 +25,17 @@ install: $(STAMP)
 run: install
 	$(BIN)/ikigai $(ARGS)
 
-# The suite on every core (pytest-xdist, -n $(JOBS)), then the tests marked `serial`
+# The suite on every core (pytest-xdist, -n $(JOBS); auto is two workers a core, as the
+# tests mostly wait: tests/scheduling.py), then the tests marked `serial`
 # (wall-clock bounds; pyproject.toml says why) alone, one at a time. PYTEST_ARGS go to both
 # runs; a run that selects nothing (exit 5) is not an error. One file, in one process:
 #   make test PYTEST_ARGS="tests/unit/test_x.py -n 0"      (or JOBS=0, or -p no:xdist)
 # With --snapshot-update it is one run in one process: syrupy under xdist sees only each
 # worker's share, and a run of part of a file could take the rest for unused snapshots.
 JOBS ?= auto
-PYTEST := env -u NO_COLOR -u TEXTUAL_THEME $(BIN)/python -m pytest
+# Bytecode written (PYTHONDONTWRITEBYTECODE unset): pytest keeps each test module's rewritten
+# asserts, so a worker's collection after the first run takes ~8 s of CPU, not ~16.
+PYTEST := env -u NO_COLOR -u TEXTUAL_THEME -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 NO_XDIST := $(findstring no:xdist,$(PYTEST_ARGS))
 test: install
 ifneq ($(findstring --snapshot-update,$(PYTEST_ARGS)),)

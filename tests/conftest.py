@@ -74,3 +74,19 @@ def run_ikigai(*args: str, input: str | None = None, env: dict | None = None,
 @pytest.fixture
 def ikigai():
     return run_ikigai
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: two workers per core (tests/scheduling.py says why)."""
+    from tests import scheduling
+
+    return scheduling.auto_workers(scheduling.cores(), os.environ)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, the slowest files first (every worker sorts alike)."""
+    from tests import scheduling
+
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = scheduling.slowest_files_first(items, scheduling.file_seconds())

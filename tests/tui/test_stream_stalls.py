@@ -83,6 +83,7 @@ def test_a_put_off_collection_frees_cycles():
     assert not ids & {id(o) for o in gc.get_objects()}
 
 
+@pytest.mark.serial  # a wall-clock bound: no collection within one pause of the end (0.1 s timer)
 async def test_a_streaming_reply_defers_full_collections_until_it_ends(bench, monkeypatch):
     async with bench.prep() as session:
         await say(session, root_id(session), "Hello.")

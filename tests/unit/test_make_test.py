@@ -16,16 +16,20 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
 
-def _pytest_runs(*make_args: str) -> list[list[str]]:
-    """The pytest command lines `make -n test ...` would run (nothing is run)."""
+def _pytest_lines(*make_args: str) -> list[str]:
+    """The pytest command lines `make -n test ...` would run, as printed (nothing is run)."""
     # Not the variables of a `make test` this runs under (MAKEFLAGS carries its PYTEST_ARGS)
     env = {name: value for name, value in os.environ.items()
            if name not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTEST_ARGS", "JOBS")}
     done = subprocess.run(["make", "-n", "-C", str(ROOT), "test", *make_args],
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr
-    runs = [shlex.split(line.split("||")[0]) for line in done.stdout.splitlines()
-            if " -m pytest" in line]
+    return [line for line in done.stdout.splitlines() if " -m pytest" in line]
+
+
+def _pytest_runs(*make_args: str) -> list[list[str]]:
+    """The arguments of those pytest runs."""
+    runs = [shlex.split(line.split("||")[0]) for line in _pytest_lines(*make_args)]
     return [run[run.index("pytest") + 1:] for run in runs]
 
 
@@ -51,6 +55,14 @@ def test_a_snapshot_update_is_one_run_in_one_process():
     (run,) = _pytest_runs("PYTEST_ARGS=tests/tui/test_snapshots.py --snapshot-update")
     assert run == ["tests/tui/test_snapshots.py", "--snapshot-update", "-n", "0"]
     assert "-m" not in run
+
+
+def test_the_runs_write_bytecode_so_rewritten_test_modules_are_kept():
+    lines = _pytest_lines()
+    assert len(lines) == 2
+    for line in lines:
+        words = shlex.split(line)
+        assert ("-u", "PYTHONDONTWRITEBYTECODE") in zip(words, words[1:]), line
 
 
 def test_the_serial_marker_is_registered(pytestconfig):
