@@ -39,9 +39,10 @@ def turn_starts(ctx: dict) -> list[int]:
     return [m["id"] for m in ctx["messages"] if m["role"] == "user"]
 
 
-# The system prompt and the tools take ~630 tokens of gpt-4o's count (the memory tool's
-# definition ~240 of them): at 850 and 1000 the window prunes some turns and keeps others.
-@pytest.mark.parametrize("budget", ["850", "1000", "100"])
+# The system prompt and the tools take ~1,230 tokens of gpt-4o's count (the file and shell
+# tools' definitions ~600 of them) and the talk ~410: at 1,450 and 1,600 the window prunes
+# some turns and keeps others.
+@pytest.mark.parametrize("budget", ["1450", "1600", "100"])
 def test_window_prunes_whole_turns_and_the_provider_gets_exactly_it(tmp_path, fake, budget):
     cli = Cli(tmp_path / "w.db", fake)
     talk(cli, fake, budget)

@@ -24,19 +24,19 @@ async def test_show_set_and_the_window_follows(session):
     assert (await session.command(root, "/budget")).lines == [
         "Window budget: 100,000 tokens (the configured default)."]
     assert (await session.measure(root)).pruned_turns == 0
-    out = await session.command(root, "/budget 1K")
-    assert out.lines == ["Window budget set to 1,000 tokens (was 100,000 tokens)."]
+    out = await session.command(root, "/budget 2K")
+    assert out.lines == ["Window budget set to 2,000 tokens (was 100,000 tokens)."]
     window = await session.measure(root)
-    assert window.budget == 1_000 and window.pruned_turns > 0 and window.tokens <= 1_000
+    assert window.budget == 2_000 and window.pruned_turns > 0 and window.tokens <= 2_000
     assert (await session.command(root, "/budget")).lines == [
-        "Window budget: 1,000 tokens (set with /budget)."]
+        "Window budget: 2,000 tokens (set with /budget)."]
     context = await session.command(root, "/context")
     [line] = [line for line in context.lines if line.startswith("Window: ")]
-    assert line.startswith("Window: 1,000 tokens (set with /budget); starts at message ")
+    assert line.startswith("Window: 2,000 tokens (set with /budget); starts at message ")
     data = await context_data(session, session.tree[root])
-    assert (data["budget"], data["budget_source"]) == (1_000, "budget")
+    assert (data["budget"], data["budget_source"]) == (2_000, "budget")
     [event] = [e for e in await session.store.events(root) if e.kind == "budget"]
-    assert event.payload == {"budget": 1_000, "previous": 100_000}
+    assert event.payload == {"budget": 2_000, "previous": 100_000}
 
 
 async def test_off_undo_and_same_value(session):

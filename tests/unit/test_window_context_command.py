@@ -32,8 +32,8 @@ _BREAKDOWN = [
     r"  history +(?P<history>[\d,]+)  \(sent \+ outside window\)",
     r"Window: (?P<budget>[\d,]+ tokens|off \(sliding window disabled\)); starts at "
     r"(?P<start>message \d+|empty)",
-    r"Usage so far: (?P<used_in>[\d,]+) tokens in, (?P<used_out>[\d,]+) out; cost (?P<cost>\S.*)",
     r"Workspace: (?P<workspace>/.*) \((?P<workspace_source>[a-z /-]+)\)",
+    r"Usage so far: (?P<used_in>[\d,]+) tokens in, (?P<used_out>[\d,]+) out; cost (?P<cost>\S.*)",
 ]
 
 

@@ -171,9 +171,9 @@ async def context(c: CommandContext) -> CommandResult:
     ]
     if w.reserve:  # summarize_pruned: the summary of the pruned turns, within its reserve
         lines += await pruned_lines(c, w)
-    lines += [history_line(w.tokens + w.outside), f"Window: {budget}; starts at {start}"]
+    lines += [history_line(w.tokens + w.outside), f"Window: {budget}; starts at {start}",
+              workspace_line(c)]
     if c.services.usage is not None:  # tokens and cost of this agent's requests to date
         lines.append((await c.services.usage(c.agent.id)).line())
-    lines.append(workspace_line(c))
     lines += settings.pin_lines(c)
     return CommandResult(lines, data=w)
