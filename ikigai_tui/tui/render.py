@@ -73,15 +73,18 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80,
         name = sanitize(str(item.meta.get("name", "?")))
         if not expanded and name != "slash":
             return _tool_line(item, pair, p, width)
-        shown = text if expanded else _one_line(_slash_command(item) or text)
+        if expanded:
+            return _hanging("  ▸ ", Text.assemble((name, p.tool + Style(bold=True)),
+                                                  (" " + text, p.tool)), p)
         return Text.assemble(("  ▸ ", p.tool), (name, p.tool + Style(bold=True)),
-                             (" " + shown, p.tool))
+                             (" " + _one_line(_slash_command(item) or text), p.tool))
     if kind == "tool_result":
         if not expanded and pair is None:  # its call is not at hand: how it ended, its size
             return _result_line(Text("  ◂ ", style=p.tool), item, None, p, width)
         style = p.error if item.meta.get("error") else p.tool
-        shown = text if expanded else _one_line(text)
-        return Text.assemble(("  ◂ ", p.tool), (shown, style))
+        if expanded:
+            return _hanging("  ◂ ", Text(text.rstrip("\n"), style=style), p)
+        return Text.assemble(("  ◂ ", p.tool), (_one_line(text), style))
     if kind == "command":
         now = clock()  # "5 minutes ago" is said as of this drawing, not as logged
         output = [sanitize(relative_times(str(line), now)) for line in item.meta.get("output", [])]
@@ -175,6 +178,15 @@ def _slash_command(item: Item) -> str | None:
         return None
     args = arguments.get("args")
     return f"/{arguments['command'].lstrip('/')} {args if isinstance(args, str) else ''}".rstrip()
+
+
+def _hanging(mark: str, body: Text, p: Palette) -> Table:
+    """A call or result shown whole: its lines wrap under their own start, not column 0."""
+    grid = Table.grid()
+    grid.add_column(width=cell_len(mark), no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row(Text(mark, style=p.tool), body)
+    return grid
 
 
 def _tool_line(call: Item, result: Item | None, p: Palette, width: int) -> Text:

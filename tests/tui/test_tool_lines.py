@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.tools.running import STOPPED
 
@@ -166,3 +168,23 @@ async def test_the_slash_tool_still_shows_its_command_and_output(bench):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert _tool_lines(app) == ["▸ slash /fork --name kid", "◂ Forked kid."]
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)], ids=["120x40", "80x24"])
+@pytest.mark.parametrize("expanded", [False, True], ids=["folded", "expanded"])
+def test_tool_calls_snapshot(bench, snap_compare, expanded, size):
+    """Three calls of one reply: read_file, bash exit 0, bash exit 1 (its command two
+    lines); folded, each is one line; with Ctrl+O, the calls and results whole."""
+    bench.prepare(three_calls)
+    app = bench.app()
+
+    async def run_before(pilot):
+        await settle(pilot)
+        if expanded:
+            await pilot.press("ctrl+o")
+            await idle(pilot)
+        shown = "\n".join(all_lines(app.panes.active.scrollback))
+        assert ("2 failed, 40 passed" in shown) is expanded
+        assert ("▸ bash make lint · exit 0" in shown) is not expanded
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
