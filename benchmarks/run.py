@@ -59,6 +59,7 @@ import open_stall  # noqa: E402
 import preview  # noqa: E402
 import pruned  # noqa: E402
 import stall_figures  # noqa: E402
+import tools  # noqa: E402
 import window  # noqa: E402
 import tui  # noqa: E402
 
@@ -73,7 +74,7 @@ from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 # The modules whose figures follow this file's own, in this order.
 MODULES = (window, tui, open_stall, stall_figures, big_message, feed, preview, forget,
-           matching, compact, pruned, files)
+           matching, compact, pruned, files, tools)
 OPEN_GOAL = 2.0
 SCALE_GOAL = 11.0
 APPEND_GOAL = 1.5

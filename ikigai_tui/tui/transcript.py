@@ -29,7 +29,8 @@ def item_from_event(event: Event) -> Item | None:
         return Item(event.id, "tool_call", str(p.get("arguments") or ""), {"name": p.get("name", "?")})
     if event.kind == "tool_result":
         return Item(event.id, "tool_result", str(p.get("content") or ""),
-                    {"error": bool(p.get("is_error"))})
+                    {"error": bool(p.get("is_error")), "interrupted": bool(p.get("interrupted")),
+                     "call_event": p.get("call_event")})
     if event.kind == "command":
         if p.get("source") == "llm":  # run by the slash tool: its call and result show it
             return None

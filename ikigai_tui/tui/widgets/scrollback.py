@@ -88,6 +88,7 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLi
         self.look = ContextLook(pages)
         self._palette: Palette | None = None  # read from the theme at the first draw
         self.history: History | None = None  # every entry's key, for the scrollbar
+        self._pairs: dict[int, Item] = {}  # loaded tool calls and results: key -> the other
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -139,9 +140,39 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLi
     def _draw_item(self, item: Item) -> Sequence[Strip]:
         if self.look.reason(item) is not None and not self.look.show_outside:
             return HIDDEN
+        pair = self._pairs.get(item.key)
+        if item.kind == "tool_result" and pair is not None and not self.expanded \
+                and pair.meta.get("name") != "slash":
+            return HIDDEN  # its call's line tells how it ended (Ctrl+O shows it whole)
         return render_item(self.app.console, item, self._content_width(), expanded=self.expanded,
                            palette=self.palette, outside=item.key in self.look.reasons,
-                           id_width=self.look.id_width)
+                           id_width=self.look.id_width, pair=pair)
+
+    def _pair(self, items: list[Item]) -> set[int]:
+        """Find each loaded tool call's result (and each result's call); the keys of the
+        items whose partner came or went since they were drawn."""
+        calls = {item.key: item for item in items if item.kind == "tool_call"}
+        pairs: dict[int, Item] = {}
+        for item in items:
+            call = calls.get(item.meta.get("call_event")) if item.kind == "tool_result" else None
+            if call is not None:
+                pairs[call.key], pairs[item.key] = item, call
+        old, self._pairs = self._pairs, pairs
+        return {key for key in pairs.keys() | old.keys() if pairs.get(key) is not old.get(key)}
+
+    def _gapped(self) -> list[Sequence[Strip]]:
+        """The drawn items, a blank line after a tool call whose next shown item is neither
+        a call nor a result (a folded call's result, which would end with it, is hidden)."""
+        blocks = list(self._strips)
+        following: Item | None = None
+        for index in range(len(self.items) - 1, -1, -1):
+            item, block = self.items[index], blocks[index]
+            if item.kind == "tool_call" and block is not HIDDEN and (
+                    following is None or following.kind not in ("tool_call", "tool_result")):
+                blocks[index] = Lines([block, [Strip.blank(0)]])
+            if block is not HIDDEN and block:
+                following = item
+        return blocks
 
     @property
     def palette(self) -> Palette:
@@ -172,7 +203,8 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLi
             # again on the first resize. Keep the items; on_resize draws them.
             self.items, self._strips, self._starts = items, [[] for _ in items], []
             return
-        known = {id(i): s for i, s in zip(self.items, self._strips) if s}
+        stale = self._pair(items)
+        known = {id(i): s for i, s in zip(self.items, self._strips) if s and i.key not in stale}
         if self.look.show_ids and self.look.wanted_id_width(items) != self.look.id_width:
             self.look.id_width = self.look.wanted_id_width(items)  # a longer id: a wider gutter
             known = {}
@@ -209,12 +241,16 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLi
         self._follow()
 
     def _rebuild(self) -> None:
+        stale = self._pair(self.items)  # a page read or trimmed away a call's partner
+        if stale:
+            self._strips = [self._draw_item(item) if strips and item.key in stale else strips
+                            for item, strips in zip(self.items, self._strips)]
         look = self.look
         welcome = self.loaded and self.at_start and not any(i.key > 0 for i in self.items)
         decor = Decor(self.app.console, self._content_width(), self.palette, self.rule_key,
                       self.rule_label, look.reasons, look.show_outside, key_names_of(self.app),
                       welcome)
-        lines, starts = layout(self.items, self._strips, decor)
+        lines, starts = layout(self.items, self._gapped(), decor)
         self._lines = lines
         self._starts = starts
         self._stream_from = len(lines)
