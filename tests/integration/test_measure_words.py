@@ -51,15 +51,15 @@ async def test_sent_and_history_have_one_name_each_everywhere(db_path):
 
         [warning] = [n.text for n in notices if n.kind == "warning"]
         share = math.floor(100 * history / BUDGET)
-        assert warning == (f"History {whole} over the 2K window ({share}%), {sent} sent: "
+        assert warning == (f"History {whole} over the 2.7K window ({share}%), {sent} sent: "
                            "/compact or /forget to make room")
         gauge = gauge_text(w.tokens, w.limit, w.percent, w.exact, w.budget, w.pruned_turns).plain
-        assert gauge.startswith(f"Sent: ~{sent} of 2K window · 1% of 200K"), gauge
+        assert gauge.startswith(f"Sent: ~{sent} of 2.7K window · 1% of 200K"), gauge
 
         shown = (await session.command(root, "/context")).lines
-        assert shown[0].startswith(f"Sent: ~{sent} of 2K window · 1% of 200K, normal"), shown[0]
+        assert shown[0].startswith(f"Sent: ~{sent} of 2.7K window · 1% of 200K, normal"), shown[0]
         assert f"  history        {history:>9,}  (sent + outside window)" in shown
-        assert any(line.startswith("Window: 2,000 tokens; starts at message ") for line in shown)
+        assert any(line.startswith("Window: 2,700 tokens; starts at message ") for line in shown)
 
         # One word, one figure: no word names two sizes, no size has two words.
         named = labelled(warning, gauge, shown[0])
