@@ -95,7 +95,7 @@ class ContextMeter:
     def _size(self, key: int, entry: tuple) -> float:
         """The count of a context entry: cached, or counted (and then kept by the caller,
         in ids/sizes, the cache's fallback; a summary's in the cache)."""
-        size = self.cache.get(key)
+        size = None if "cleared" in entry[2] else self.cache.get(key)
         if size is None:
             size = self.counter.message(entry[1], entry[2])
             if entry[1] == "summary":
@@ -106,7 +106,9 @@ class ContextMeter:
         """The context entries the next measure would count (no count cached): all of
         them when it recounts from the start, else only those appended since."""
         if r.changes != self._changes:
-            return self.cache.absent(r.ctx)
+            absent = self.cache.absent(r.ctx)
+            # A cleared result is counted as its stub, never kept as the message's count.
+            return [k for k in absent if k not in r.cleared] if r.cleared else absent
         return self.appended_missing(r)
 
     def appended_missing(self, r: Replayer) -> list[int]:
@@ -118,7 +120,7 @@ class ContextMeter:
         return [k for k, _ in islice(reversed(r.ctx.items()), new) if k not in cache][::-1]
 
     def _rebuild(self, r: Replayer) -> None:
-        self._install(self._tally(r.ctx), r.changes)
+        self._install(self._tally(r.ctx, bool(r.cleared)), r.changes)
 
     async def rebuild_off_loop(self, r: Replayer) -> None:
         """The recount from the start that the next measure would do, in a worker thread
@@ -127,16 +129,17 @@ class ContextMeter:
         The copy is the context's arrays (no new objects: no collection runs)."""
         changes = r.changes
         ctx = r.ctx.copy()
-        tally = await asyncio.to_thread(self._tally, ctx)
+        tally = await asyncio.to_thread(self._tally, ctx, bool(r.cleared))
         if r.changes == changes:
             self._install(tally, changes)
 
-    def _tally(self, ctx: Context) -> tuple:
+    def _tally(self, ctx: Context, cleared: bool = False) -> tuple:
         cache = self.cache
         table = cache.table()  # read once: pruned below, swapped in by _install
         held = self.ids, self.sizes  # the counts of the context until now (the fallback)
         keys, kinds = ctx.columns()
-        sizes = cache.sizes_of(keys) if not kinds.count(SUMMARY) else None
+        # (a cleared tool result counts as its stub: counted one by one)
+        sizes = cache.sizes_of(keys) if not cleared and not kinds.count(SUMMARY) else None
         if sizes is not None:  # every count at hand, no summary: in C (a log just opened)
             starts = array("q", compress(count(), map(USER.__eq__, kinds)))
             ids, summaries = keys, 0.0
@@ -158,7 +161,7 @@ class ContextMeter:
         find, size_of = self.cache.cursor().get, self._size
         for key, entry in items:
             kind = entry[1]
-            size = find(key)
+            size = None if "cleared" in entry[2] else find(key)
             if size is None:
                 size = size_of(key, entry)
             if kind == "summary":
@@ -184,7 +187,7 @@ class ContextMeter:
         return r.changes != self._changes
 
     def _append(self, key: int, entry: tuple) -> None:
-        size = self.cache.get(key)
+        size = None if "cleared" in entry[2] else self.cache.get(key)
         kind = entry[1]
         if size is None:
             size = self.counter.message(kind, entry[2])
