@@ -6,88 +6,25 @@ never cleared unless named."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from ikigai_tui.core.commands.bus import Pending
 from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Presentation, Verdict
 from ikigai_tui.core.errors import CommandError
-from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
-from ikigai_tui.core.tools.permissions import PermissionService, Rules
-from tests.fakes.server import Reply, validate_pairs
-from tests.fakes.tools import install
-
-
-class Dump:
-    """`dump` N lines tagged TAG: a tool whose output is as long as asked."""
-
-    name = "dump"
-    callers = frozenset({TURN})
-    access = "read"
-
-    def schema(self) -> dict[str, Any]:
-        return {"type": "function", "function": {
-            "name": self.name, "description": "Print lines.",
-            "parameters": {"type": "object", "required": ["tag", "lines"],
-                           "properties": {"tag": {"type": "string"},
-                                          "lines": {"type": "integer"}}}}}
-
-    def describe(self, arguments: Any, context: ToolContext | None = None) -> str:
-        return f"dump {arguments.get('tag')}"
-
-    async def execute(self, context: ToolContext, arguments: Any) -> ToolResult:
-        return ToolResult(output(arguments["tag"], arguments["lines"]))
-
-
-def output(tag: str, lines: int) -> str:
-    return "\n".join(f"{tag} line {i} of the output of a long build step" for i in range(lines))
-
-
-def dump(tag: str, lines: int = 60, name: str = "dump") -> Reply:
-    return Reply(tool_calls=[(name, {"tag": tag, "lines": lines})])
+from tests.fakes.server import Reply
+from tests.fakes.tools import output
+from tests.integration.tool_results_helpers import dump, next_request, run_tools, tooled
 
 
 @pytest.fixture
-async def hw(make, tmp_path, monkeypatch):
-    install(monkeypatch, Dump())
-
-    async def _make(**options: Any):
-        h = await make(**options)
-        folder = tmp_path / "work"
-        folder.mkdir(exist_ok=True)
-        h.session.workspace = lambda agent_id: folder
-        h.session.permissions = PermissionService(Rules({"*": "allow"}))
-        return h
-
-    return _make
-
-
-async def run_tools(h, fake, *replies: Reply) -> dict[str, int]:
-    """One turn whose LLM calls `replies`' tools one round after another; each tag's
-    result event id."""
-    fake.queue(*replies, Reply(text="Done."))
-    assert await h.say("Run the steps.")
-    results = await h.events(kind="tool_result")
-    calls = {c.id: c.payload for c in await h.events(kind="tool_call")}
-    tags = {r.id: json.loads(calls[r.payload["call_event"]]["arguments"]).get("tag", "")
-            for r in results}
-    return {tag: key for key, tag in tags.items()}
+def hw(make, tmp_path, monkeypatch):
+    return tooled(make, tmp_path, monkeypatch)
 
 
 async def propose(h, text: str):
     pending = await h.session.propose(h.root, text)
     assert isinstance(pending, Pending), pending
     return pending
-
-
-async def next_request(h, fake) -> str:
-    fake.queue(Reply(text="Fine."))
-    assert await h.say("Go on.")
-    received = fake.requests[-1]
-    assert validate_pairs(received) == []
-    return json.dumps(received.body)
 
 
 def stub(h_id: int) -> str:

@@ -8,7 +8,7 @@ tool NAME if given; only those of at least T tokens) are offered: accepted, one
 (`[output cleared: 12.4K tokens; /restore 123]`, core/replay/request.py) while the call
 and the result stay in the context; the log keeps the whole text. `/restore ID` brings
 one back, /undo all of them. Tools in `tool_results_exclude` (the memory tool) are
-never offered unless --tool names them. The automatic rule (core/tool_results/auto.py)
+never offered unless --tool names them. The automatic rule (core/compaction/tool_output.py)
 runs the same command.
 """
 

@@ -1,7 +1,8 @@
 """Clearing old tool output (issue 25 item 5, Anthropic's `clear_tool_uses`): the text
 sent of older tool results is replaced by a one-line stub while the calls and results
-stay in the context (core/handlers/tool_results.py for /forget --tool-results, auto.py
-for the automatic rule)."""
+stay in the context (core/handlers/tool_results.py for /forget --tool-results,
+core/compaction/tool_output.py for the automatic rule). Here: their settings and the
+stub (nothing imported: the replay reads it)."""
 
 from __future__ import annotations
 
