@@ -65,10 +65,14 @@ async def test_preview_lists_the_older_results_and_the_saving_then_the_request_s
 async def test_undo_brings_them_back_and_restore_brings_one(hw, fake, fmt):
     h = await hw()
     ids = await run_tools(h, fake, *(dump(t) for t in "abcd"))
+    whole = (await h.session.measure(h.root)).tokens
     await h.session.command(h.root, "/forget --tool-results --keep 1")
+    assert (await h.session.measure(h.root)).tokens < whole - 1500
     restored = await h.session.command(h.root, f"/restore {ids['b']}")
     assert "Brought back the output of 1 tool result" in restored.lines[0]
+    before_turn = (await h.session.measure(h.root)).tokens
     body = await next_request(h, fake)
+    whole += (await h.session.measure(h.root)).tokens - before_turn  # the turn's messages
     assert "b line 5 of" in body and stub(ids["b"]) not in body
     assert "a line 5 of" not in body and stub(ids["a"]) in body
     undone = await h.session.command(h.root, "/undo")  # the /restore
@@ -76,6 +80,7 @@ async def test_undo_brings_them_back_and_restore_brings_one(hw, fake, fmt):
     undone = await h.session.command(h.root, "/undo")  # the clearing
     assert "/forget --tool-results --keep 1" in undone.lines[0]
     assert "sent whole again" in undone.lines[0]
+    assert (await h.session.measure(h.root)).tokens == whole  # counted whole again
     body = await next_request(h, fake)
     assert "[output cleared" not in body
     assert all(f"{t} line 5 of" in body for t in "abcd")
