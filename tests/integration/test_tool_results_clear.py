@@ -120,3 +120,15 @@ async def test_memory_results_are_never_cleared_unless_named(hw, fake, fmt):
     assert offered == [ids["a"], ids["b"]] and memory_result not in offered
     named = await h.session.propose(h.root, "/forget --tool-results --keep 0 --tool memory")
     assert [i.id for i in named.proposal.items] == [memory_result]
+
+
+async def test_a_reopened_log_replays_the_cleared_results(hw, fake, fmt):
+    h = await hw()
+    ids = await run_tools(h, fake, *(dump(t) for t in "abc"))
+    await h.session.command(h.root, "/forget --tool-results --keep 1")
+    measured = (await h.session.measure(h.root)).tokens
+    again = await hw(path=h.path)  # a second session over the same log, replayed from disk
+    assert set((await again.session.replayer(again.root)).cleared) == {ids["a"], ids["b"]}
+    assert (await again.session.measure(again.root)).tokens == measured
+    body = await next_request(again, fake)
+    assert stub(ids["a"]) in body and "c line 5 of" in body
