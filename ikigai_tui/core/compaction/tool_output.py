@@ -16,6 +16,7 @@ from weakref import WeakKeyDictionary
 
 from ikigai_tui.core.commands.bus import Pending
 from ikigai_tui.core.commands.proposals import ACCEPT_ALL
+from ikigai_tui.core.compaction.auto import history_share
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import CompactionNotice
 from ikigai_tui.core.ports import StoreError
@@ -33,15 +34,11 @@ async def after_turn(session: Any, agent: AgentRuntime) -> None:
     settings = session.settings.tool_results
     if settings.trigger is None or agent.dead:
         return
-    try:
-        w = await session.measure(agent.id)
-    except (StoreError, CommandError):
-        return
-    base = w.budget or w.limit
-    if base <= 0:
+    measured = await history_share(session, agent.id)
+    if measured is None:
         return
     armed = _armed.setdefault(session, {})
-    if (w.tokens + w.outside) / base < settings.trigger:
+    if measured[1] < settings.trigger:
         armed[agent.id] = True
         return
     if not armed.get(agent.id, True):
