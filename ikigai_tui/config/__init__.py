@@ -78,6 +78,11 @@ class Config:
     max_tool_rounds: int = 25
     bash_max_timeout: float = 600.0
     tool_env_pass: tuple[str, ...] = ()
+    # clearing old tool output (core/tool_results): the automatic rule's trigger (a share
+    # of the budget; None: off), the latest results kept, the tools never cleared
+    tool_results_trigger: float | None = None
+    tool_results_keep: int = 3
+    tool_results_exclude: tuple[str, ...] = ("memory",)
 
 
 def default_db() -> Path:

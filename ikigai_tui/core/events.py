@@ -13,8 +13,11 @@ MESSAGE_KINDS = CONTEXT_MESSAGE_KINDS | {"system"}
 # context, but /undo reverses the latest one like a context change.
 # A `permission` event ({tool, rule}) records the user's "always for this agent" for a
 # tool (core/tools/permissions.py): inherited by forks, withdrawn by /undo.
+# A `tool_output` event ({action: clear, ids, tokens} or {action: restore, ids}) clears
+# the text sent of tool results (a one-line stub instead; the log keeps the text), or
+# brings one back: /forget --tool-results, its automatic rule, /restore ID.
 UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact", "pin", "unpin", "budget",
-                            "memory", "permission"})
+                            "memory", "permission", "tool_output"})
 # A `pruned_summary` event records a summary of the turns the sliding window dropped
 # (core/compaction/pruned.py): history that the request may carry, never a change to the
 # context (the replay ignores it).
@@ -28,7 +31,7 @@ METADATA_KINDS = frozenset(
     {
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
         "mail_read", "model", "pin", "unpin", "budget", "usage", "command", "interrupted",
-        "error", "memory", "pruned_summary", "permission", "cwd",
+        "error", "memory", "pruned_summary", "permission", "cwd", "tool_output",
     }
 )
 

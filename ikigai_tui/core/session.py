@@ -31,6 +31,7 @@ from ikigai_tui.core.session_services import SessionServices
 from ikigai_tui.core.session_tools import SessionTools
 from ikigai_tui.core.tokens.window import CONTEXT_FULL, ContextMeter, Window
 from ikigai_tui.core.tools.running import ToolSettings
+from ikigai_tui.core.tool_results import ToolResultsSettings
 
 if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen's first frame)
     from ikigai_tui.core.commands.bus import Pending
@@ -51,6 +52,8 @@ class SessionSettings(NamedTuple):
     # (None: the process's working folder when asked).
     workspace: str | None = None
     tools: ToolSettings = ToolSettings()  # tool rounds per turn, bash's timeout, the environment
+    # /forget --tool-results's defaults and its automatic rule (core/tool_results)
+    tool_results: ToolResultsSettings = ToolResultsSettings()
 
 
 class Session(SessionServices, SessionTools):

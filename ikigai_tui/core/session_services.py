@@ -129,4 +129,5 @@ class SessionServices:
                                compactor=self.compactor, bodies=self.bodies,
                                search=self.store.search, elsewhere=self.leases.elsewhere,
                                key_warning=self.key_warning, replayer=self.replayer,
-                               workspace=self.workspace)
+                               workspace=self.workspace,
+                               tool_results=lambda: self.settings.tool_results)

@@ -17,6 +17,7 @@ from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.tools.running import ToolSettings
+from ikigai_tui.core.tool_results import ToolResultsSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.support.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
@@ -71,7 +72,10 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                compaction=compaction_settings(config, providers),
                                workspace=str(config.cwd) if config.cwd else _started_in(),
                                tools=ToolSettings(config.max_tool_rounds, config.bash_max_timeout,
-                                                  config.tool_env_pass))
+                                                  config.tool_env_pass),
+                               tool_results=ToolResultsSettings(config.tool_results_keep,
+                                                                config.tool_results_exclude,
+                                                                config.tool_results_trigger))
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)

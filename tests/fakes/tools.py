@@ -62,6 +62,31 @@ class Write:
         return ToolResult(f"wrote {arguments['path']}")
 
 
+class Dump:
+    """`dump` N lines tagged TAG: a tool whose output is as long as asked."""
+
+    name = "dump"
+    callers = frozenset({TURN})
+    access = "read"
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "function", "function": {
+            "name": self.name, "description": "Print lines.",
+            "parameters": {"type": "object", "required": ["tag", "lines"],
+                           "properties": {"tag": {"type": "string"},
+                                          "lines": {"type": "integer"}}}}}
+
+    def describe(self, arguments: Any, context: ToolContext | None = None) -> str:
+        return f"dump {arguments.get('tag')}"
+
+    async def execute(self, context: ToolContext, arguments: Any) -> ToolResult:
+        return ToolResult(output(arguments["tag"], arguments["lines"]))
+
+
+def output(tag: str, lines: int) -> str:
+    return "\n".join(f"{tag} line {i} of the output of a long build step" for i in range(lines))
+
+
 def install(monkeypatch, *extra: Any) -> ToolRegistry:
     """The program's tools plus `extra`, as the registry turns use (undone at the end)."""
     registry = ToolRegistry([*tools.registry(), *extra])

@@ -74,6 +74,8 @@ class CommandServices:
     replayer: Callable[[str], Awaitable[Replayer]] | None = None
     # An agent's workspace (Session.workspace): where its file tools work.
     workspace: Callable[[str], Path] | None = None
+    # /forget --tool-results's defaults (core/tool_results: ToolResultsSettings)
+    tool_results: Callable[[], Any] | None = None
 
 
 @dataclass

@@ -110,7 +110,8 @@ def printed_preview(proposal: Proposal) -> list[str]:
     return proposal.preview_lines()
 
 
-def _first_line(kind: str, payload: dict) -> str:
+def first_text(kind: str, payload: dict) -> str:
+    """A message's first line that is not blank."""
     for line in message_text(kind, payload).splitlines():
         if line.strip():
             return line.strip()
@@ -190,7 +191,7 @@ class FilterProposal(Proposal):
             raw = counted.get(key)
             if raw is None:
                 raw = counter.message(kind, payload)
-            items.append(ProposalItem(key, kind, _first_line(kind, payload), counter.scale(raw),
+            items.append(ProposalItem(key, kind, first_text(kind, payload), counter.scale(raw),
                                       key in chosen, reasons.get(key), starts.get(key), raw))
         return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run, criteria, matcher,
                    dropped, review=review, resize=meter.resize(tokens_before))

@@ -26,6 +26,12 @@ _FILTER_DETAILS = (
     "first). A tool call and its result leave together. "
     "/undo reverses it.")
 
+_FORGET_DETAILS = _FILTER_DETAILS + (
+    " /forget --tool-results [--keep N] [--tool NAME] [--min-tokens T] clears the output of "
+    "older tool results (all but the latest N, tool_results_keep: 3; tool_results_exclude "
+    "never, the memory tool's) after a review: each is sent as a one-line stub while its call "
+    "stays; /restore ID brings one back.")
+
 _COMPACT_DETAILS = (
     "Summarises the context except the latest turns (2, or --keep N) with the agent's model "
     "(or compact_model in the config), into sections: goal, decisions and their reasons, "
@@ -53,9 +59,10 @@ REGISTRY = Registry([
                 _lazy("context", "rewind"), llm=True, deferred=True),
     CommandSpec("marks", "/marks", "List the valid marks with their positions.",
                 _lazy("context", "marks"), llm=True),
-    CommandSpec("forget", "/forget [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
+    CommandSpec("forget", "/forget [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST"
+                " | --tool-results [--keep N] [--tool NAME] [--min-tokens T]",
                 "Remove the messages that match CRITERIA (or the ids, like 3,5-9).",
-                _lazy("context", "forget"), deferred=True, details=_FILTER_DETAILS),
+                _lazy("context", "forget"), deferred=True, details=_FORGET_DETAILS),
     CommandSpec("remember", "/remember [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
                 "Keep only the messages that match CRITERIA (or the ids).",
                 _lazy("context", "remember"), deferred=True, details=_FILTER_DETAILS),

@@ -18,7 +18,7 @@ would drop them.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.commands.bus import Pending
 from ikigai_tui.core.errors import CommandError
@@ -34,6 +34,7 @@ from ikigai_tui.core.compaction.service import Compactor, AutoState
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.core.tokens.window import Window
 
 log = logging.getLogger(__name__)
 COMMAND = "/compact"
@@ -45,15 +46,11 @@ async def after_turn(compactor: Compactor, agent: AgentRuntime) -> None:
     settings = compactor.settings
     if agent.dead:
         return
-    try:
-        w = await session.measure(agent.id)
-    except (StoreError, CommandError):
+    measured = await history_share(session, agent.id)
+    if measured is None:
         return
-    base = w.budget or w.limit
-    if base <= 0:
-        return
+    w, share = measured
     whole = w.tokens + w.outside
-    share = whole / base
     state = compactor.auto_state.get(agent.id)
     if state is None:
         state = compactor.auto_state[agent.id] = AutoState()
@@ -85,6 +82,20 @@ async def after_turn(compactor: Compactor, agent: AgentRuntime) -> None:
         _failed(compactor, agent.id, state, f"internal error: {exc!r}")
     else:
         state.failures = 0
+
+
+async def history_share(session: Any, agent_id: str) -> tuple[Window, float] | None:
+    """The agent's measure and its history's share of the window (what the automatic
+    rules read: this one and core/compaction/tool_output.py); None when it cannot be
+    measured or has no window."""
+    try:
+        w = await session.measure(agent_id)
+    except (StoreError, CommandError):
+        return None
+    base = w.budget or w.limit
+    if base <= 0:
+        return None
+    return w, (w.tokens + w.outside) / base
 
 
 def stopped_text() -> str:

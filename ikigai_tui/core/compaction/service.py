@@ -21,7 +21,7 @@ from ikigai_tui.core.compaction.summarise import (
 )
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import Candidate
-from ikigai_tui.core.commands.proposals import ProposalItem, _first_line
+from ikigai_tui.core.commands.proposals import ProposalItem, first_text
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.tokens.counter import TokenCounter
 
@@ -173,7 +173,7 @@ class Compactor:
                             "input_tokens": summary.usage.input_tokens,
                             "output_tokens": summary.usage.output_tokens})
         w = await c.services.measure(agent.id)
-        items = tuple(ProposalItem(k, e[1], _first_line(e[1], e[2]), counter.scale(size))
+        items = tuple(ProposalItem(k, e[1], first_text(e[1], e[2]), counter.scale(size))
                       for (k, e), size in zip(entries, sizes))
 
         def count(text: str) -> int:

@@ -74,6 +74,11 @@ async def marks(c: CommandContext) -> CommandResult:
 async def _filter(c: CommandContext, mode: str) -> FilterProposal | CommandResult:
     """A proposal to forget (or keep only) messages, by ids or by criteria through a
     matcher: nothing written until a reviewer accepts it (see core/commands/proposals.py)."""
+    if mode == "forget" and c.args.peek_word() == "--tool-results":
+        c.args.take()
+        from ikigai_tui.core.handlers.tool_results import forget_tool_results
+
+        return await forget_tool_results(c)
     ask = read_filter_args(c.args, mode)
     if ask.ids is not None:
         ids = select_ids(ask.ids, c.replayer.ctx)

@@ -129,6 +129,10 @@ async def restore(c: CommandContext) -> RestoreProposal | CommandResult:
     if not listed:
         raise UsageError("missing IDS (message ids like 3,5-9)")
     parts = parse_id_ranges(listed)
+    r = c.replayer
+    cleared = [p.lo for p in parts if p.single and p.lo in r.cleared and p.lo in r.ctx]
+    if cleared and len(cleared) == len(parts):  # tool results whose output was cleared
+        return _restore_output(c, cleared, dry_run="--dry-run" in flags)
     events = await lineage_messages(c, parts)
     singles = {p.lo for p in parts if p.single}
     states = await standings(c, events)
@@ -138,6 +142,16 @@ async def restore(c: CommandContext) -> RestoreProposal | CommandResult:
         raise CommandError(" ".join(_refusal(c, e, s) for e, s in refused[:3]))
     return await propose(c, events, states, dry_run="--dry-run" in flags,
                          review="--preview" in flags)
+
+
+def _restore_output(c: CommandContext, ids: list[int], *, dry_run: bool) -> CommandResult:
+    """Cleared tool results (/forget --tool-results) sent whole again: one `tool_output`
+    event (at once: the user named them)."""
+    words = f"the output of {_plural(len(ids), 'tool result')} ({', '.join(f'#{i}' for i in ids)})"
+    if dry_run:
+        return CommandResult([f"Would bring back {words}."], data=[])
+    c.add("tool_output", {"action": "restore", "ids": ids})
+    return CommandResult([f"Brought back {words}."], data=ids)
 
 
 def _refusal(c: CommandContext, event: Event, standing: Standing) -> str:

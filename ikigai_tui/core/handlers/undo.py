@@ -98,7 +98,7 @@ def command_text(history: list[EventRow], index: int) -> str:
     """The command that wrote history[index]: the command record of the same write, which
     comes just before it; else a description from the event itself."""
     _id, kind, payload = history[index]
-    if kind == "filter" and payload.get("command"):
+    if kind in ("filter", "tool_output") and payload.get("command"):
         return payload["command"]
     for j in range(index - 1, max(-1, index - 4), -1):
         other = history[j][1]
@@ -112,6 +112,8 @@ def command_text(history: list[EventRow], index: int) -> str:
 def _fallback_text(kind: str, payload: dict) -> str:
     if kind == "filter":
         return f"/{payload.get('mode', 'forget')}"
+    if kind == "tool_output":
+        return "/forget --tool-results" if payload.get("action") == "clear" else "/restore"
     if kind == "rewind":
         return f"/rewind {payload['mark']}" if payload.get("mark") else "/rewind"
     if kind == "compact":
@@ -164,6 +166,12 @@ def _what_changes(before: Replayer, after: Replayer, kind: str, payload: dict) -
                      else f"{len(gone_summaries)} summaries leave")
     if gone_messages:
         parts.append(f"{_plural(len(gone_messages), 'message')} leave{'s' if len(gone_messages) == 1 else ''} it")
+    back_output = [k for k in before.cleared if k not in after.cleared and k in after.ctx]
+    gone_output = [k for k in after.cleared if k not in before.cleared and k in after.ctx]
+    if back_output:
+        parts.append(f"the output of {_plural(len(back_output), 'tool result')} is sent whole again")
+    if gone_output:
+        parts.append(f"the output of {_plural(len(gone_output), 'tool result')} is cleared again")
     marks = [m for key, m in after.marks.items() if key not in before.marks]
     if marks:
         parts.append(_marks_back(marks))
@@ -179,7 +187,10 @@ def _what_changes(before: Replayer, after: Replayer, kind: str, payload: dict) -
     text = "; ".join(parts)
     if back or gone:
         text += f" ({len(before.ctx):,} -> {len(after.ctx):,} messages)"
-    if kind == "filter" and "before" in payload and "after" in payload:
+    if kind == "tool_output" and "before" in payload and "after" in payload:
+        text += (f". It had taken the context from ~{payload['before']['tokens']:,} tokens "
+                 f"to ~{payload['after']['tokens']:,}")
+    elif kind == "filter" and "before" in payload and "after" in payload:
         b, a = payload["before"], payload["after"]
         text += (f". It had taken the context from {_plural(b['messages'], 'message')} "
                  f"(~{b['tokens']:,} tokens) to {a['messages']:,} (~{a['tokens']:,})")

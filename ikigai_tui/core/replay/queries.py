@@ -79,6 +79,8 @@ class Snapshot:
     # order: the child's ceiling (core/tools/permissions.py).
     granted: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None  # the workspace (None: the session's default)
+    # The tool results whose text is cleared (their entries carry the stub): inherited.
+    cleared: frozenset[int] = frozenset()
 
 
 EMPTY = Snapshot()
@@ -101,6 +103,7 @@ class ReplayQueries:
     budget: int | None
     granted: list[tuple[str, str]]
     cwd: str | None
+    cleared: dict[int, int]
     base: Snapshot
 
     def messages(self) -> list[tuple[int, str, dict]]:
@@ -210,7 +213,7 @@ class ReplayQueries:
         result_of = {c: r for c, r in self.result_of.items() if c in present and r in present}
         return Snapshot(Entries(entries), self.system, tuple(self.pins), self.model, self.budget,
                         result_of, granted=(*self.base.granted, *self.granted),
-                        cwd=self.cwd)
+                        cwd=self.cwd, cleared=frozenset(k for k in self.cleared if k in present))
 
 
 def removal_label(kind: str, payload: dict) -> str:

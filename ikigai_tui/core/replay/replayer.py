@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, UNDOABLE_KINDS, EventRow
 from ikigai_tui.core.replay.bodies import NO_BODY
 from ikigai_tui.core.replay.context import Context
+from ikigai_tui.core.tool_results import cleared_stub
 from ikigai_tui.core.replay.queries import EMPTY, Entry, Mark, ReplayQueries, Snapshot
 from ikigai_tui.core.replay.rows import KIND_NAMES, Rows, kind_code
 
@@ -65,6 +66,9 @@ class Replayer(ReplayQueries):
         # A user message flagged unanswered -> its flagged payload (few: failed turns), so
         # a restore brings it back as it left.
         self.flagged: dict[int, dict] = {}
+        # A tool result whose text is cleared -> the `tool_output` event that cleared it
+        # (0: inherited so at fork); its entry carries the stub sent (`cleared`).
+        self.cleared: dict[int, int] = dict.fromkeys(base.cleared, 0)
 
     # -- building --------------------------------------------------------------
 
@@ -166,6 +170,7 @@ class Replayer(ReplayQueries):
         self.ctx.clear()
         self.summaries.clear()
         self.marks.clear()
+        self.cleared.clear()
 
     def _on_mark(self, row: EventRow) -> None:
         name = row[2].get("name")
@@ -256,6 +261,7 @@ class Replayer(ReplayQueries):
         new = sorted(back.items())
         for key, row in new:
             self.removed.pop(key, None)
+            self.cleared.pop(key, None)  # it comes back whole, as the log has it
             if row[1] == "tool_result":
                 self.result_of[row[2].get("call_event")] = key
         ctx.insert_sorted(new)
@@ -283,6 +289,26 @@ class Replayer(ReplayQueries):
         self.summaries -= replaced
         self.summaries.add(row[0])
         self.removed.update(dict.fromkeys(replaced, row[0]))
+
+    def _on_tool_output(self, row: EventRow) -> None:
+        """/forget --tool-results (or its automatic rule) clears the text sent of tool
+        results: each entry carries its stub (`cleared`, what the request sends instead);
+        `restore` brings the text back. The call and the result stay in the context."""
+        self.changes += 1
+        payload, ctx = row[2], self.ctx
+        if payload.get("action") == "restore":
+            for key in payload["ids"]:
+                entry = ctx.get(key)
+                if self.cleared.pop(key, None) is not None and entry is not None:
+                    rest = {k: v for k, v in entry[2].items() if k != "cleared"}
+                    ctx[key] = (entry[0], entry[1], rest or NO_BODY)
+            return
+        for key, tokens in zip(payload["ids"], payload["tokens"]):
+            entry = ctx.get(key)
+            if entry is None or entry[1] != "tool_result" or key in self.cleared:
+                continue
+            ctx[key] = (entry[0], "tool_result", {**entry[2], "cleared": cleared_stub(key, tokens)})
+            self.cleared[key] = row[0]
 
     def _on_system(self, row: EventRow) -> None:
         self.system = row[2].get("content") or None
@@ -343,6 +369,7 @@ _HANDLERS = {
     "rewind": Replayer._on_rewind,
     "filter": Replayer._on_filter,
     "compact": Replayer._on_compact,
+    "tool_output": Replayer._on_tool_output,
     "system": Replayer._on_system,
     "model": Replayer._on_model,
     "pin": Replayer._on_pin,
@@ -362,7 +389,8 @@ _MESSAGE_CODES = frozenset(kind_code(kind) for kind in CONTEXT_MESSAGE_KINDS)
 _TOOL_RESULT = kind_code("tool_result")
 # The handlers that read or change the context (the others: settings, marks, mail).
 _ON_CONTEXT = frozenset(kind_code(kind) for kind in
-                        ("clear", "rewind", "filter", "compact", "error", "interrupted"))
+                        ("clear", "rewind", "filter", "compact", "error", "interrupted",
+                         "tool_output"))
 
 
 def replay(rows: list[EventRow], base: Snapshot = EMPTY) -> list[tuple[int, str, dict]]:

@@ -31,8 +31,10 @@ def entry_message(kind: str, payload: dict) -> dict[str, Any]:
                          "arguments": str(payload.get("arguments") or "{}")},
         }]}
     if kind == "tool_result":
+        # A cleared result (a `tool_output` event) sends its stub, not its text.
+        content = payload.get("cleared") or payload.get("content")
         return {"role": "tool", "tool_call_id": payload.get("call_id"),
-                "content": str(payload.get("content") or "")}
+                "content": str(content or "")}
     if kind == "summary":
         return {"role": "user", "content": SUMMARY_PREFIX + str(payload.get("content") or "")}
     role = "assistant" if kind == "assistant" else "user" if kind == "user" else kind

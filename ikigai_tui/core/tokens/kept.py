@@ -141,10 +141,14 @@ async def _fill_texts(counter: TokenCounter, store: TokenCounts | None,
 
 async def _missing(meter: ContextMeter, replayer: Replayer) -> list[int]:
     """meter.missing(replayer); a whole long context is looked up in a thread (over a
-    copy of its keys: an int64 array, made at once)."""
+    copy of its keys: an int64 array, made at once). A tool result whose output is
+    cleared is not: the meter counts its stub, never kept as the message's count."""
     if not meter.stale(replayer) or len(replayer.ctx) < REBUILD_OFF_LOOP:
-        return meter.missing(replayer)
-    return await asyncio.to_thread(meter.cache.absent, replayer.ctx.key_array())
+        missing = meter.missing(replayer)
+    else:
+        missing = await asyncio.to_thread(meter.cache.absent, replayer.ctx.key_array())
+    cleared = replayer.cleared
+    return [k for k in missing if k not in cleared] if cleared else missing
 
 
 async def _fill(meter: ContextMeter, replayer: Replayer, store: TokenCounts | None,

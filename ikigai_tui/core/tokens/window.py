@@ -85,6 +85,7 @@ class ContextMeter:
         self.turn = 0  # index into turn_starts of the turn at `start` (-1: leading turn 0)
         self.outside = 0.0
         self._changes = -1
+        self._stubs = False  # the fallback holds the stub counts of cleared tool results
         self._budget_raw = -1.0
         self._room = 0.0
         self._fixed_key: tuple = ()
@@ -95,7 +96,7 @@ class ContextMeter:
     def _size(self, key: int, entry: tuple) -> float:
         """The count of a context entry: cached, or counted (and then kept by the caller,
         in ids/sizes, the cache's fallback; a summary's in the cache)."""
-        size = self.cache.get(key)
+        size = None if "cleared" in entry[2] else self.cache.get(key)
         if size is None:
             size = self.counter.message(entry[1], entry[2])
             if entry[1] == "summary":
@@ -118,7 +119,7 @@ class ContextMeter:
         return [k for k, _ in islice(reversed(r.ctx.items()), new) if k not in cache][::-1]
 
     def _rebuild(self, r: Replayer) -> None:
-        self._install(self._tally(r.ctx), r.changes)
+        self._install(self._tally(r.ctx, bool(r.cleared) or self._stubs), r.changes)
 
     async def rebuild_off_loop(self, r: Replayer) -> None:
         """The recount from the start that the next measure would do, in a worker thread
@@ -127,27 +128,31 @@ class ContextMeter:
         The copy is the context's arrays (no new objects: no collection runs)."""
         changes = r.changes
         ctx = r.ctx.copy()
-        tally = await asyncio.to_thread(self._tally, ctx)
+        tally = await asyncio.to_thread(self._tally, ctx, bool(r.cleared) or self._stubs)
         if r.changes == changes:
             self._install(tally, changes)
 
-    def _tally(self, ctx: Context) -> tuple:
+    def _tally(self, ctx: Context, cleared: bool = False) -> tuple:
         cache = self.cache
         table = cache.table()  # read once: pruned below, swapped in by _install
         held = self.ids, self.sizes  # the counts of the context until now (the fallback)
         keys, kinds = ctx.columns()
-        sizes = cache.sizes_of(keys) if not kinds.count(SUMMARY) else None
+        # A cleared tool result counts as its stub (and the fallback holds stubs' counts
+        # while `_stubs`): counted one by one.
+        sizes = cache.sizes_of(keys) if not cleared and not kinds.count(SUMMARY) else None
+        whole: list[tuple[int, float]] = []
         if sizes is not None:  # every count at hand, no summary: in C (a log just opened)
             starts = array("q", compress(count(), map(USER.__eq__, kinds)))
             ids, summaries = keys, 0.0
         else:
-            ids, sizes, starts, summaries = self._tally_each(ctx.items())
+            ids, sizes, starts, summaries, whole = self._tally_each(ctx.items())
         prefix = array("d", (0.0,))
         prefix.extend(accumulate(sizes))
         # The context's counts are held by ids/sizes from now on (the cache's fallback):
         # the cache keeps the others only, those of messages that left the context too
         # (an /undo brings them back counted).
-        return ids, sizes, starts, prefix, summaries, table, cache.rebased(table, held, ids)
+        return (ids, sizes, starts, prefix, summaries, table, cache.rebased(table, held, ids),
+                whole, cleared)
 
     def _tally_each(self, items: Iterable[tuple[int, tuple]]) -> tuple:
         """_tally's arrays, an entry at a time (counting those with no count)."""
@@ -155,10 +160,18 @@ class ContextMeter:
         sizes = array("d")
         starts = array("q")
         summaries = 0.0
+        whole: list[tuple[int, float]] = []
         find, size_of = self.cache.cursor().get, self._size
         for key, entry in items:
             kind = entry[1]
-            size = find(key)
+            size = None
+            if "cleared" in entry[2]:  # counted as its stub; its own count kept aside
+                size = size_of(key, entry)
+                own = find(key)
+                if own is not None and own != size:
+                    whole.append((key, own))
+            else:
+                size = find(key)
             if size is None:
                 size = size_of(key, entry)
             if kind == "summary":
@@ -168,12 +181,16 @@ class ContextMeter:
                 starts.append(len(ids))
             ids.append(key)
             sizes.append(size)
-        return ids, sizes, starts, summaries
+        return ids, sizes, starts, summaries, whole
 
     def _install(self, tally: tuple, changes: int) -> None:
-        self.ids, self.sizes, self.turn_starts, self.prefix, self.summaries, table, pruned = tally
+        (self.ids, self.sizes, self.turn_starts, self.prefix, self.summaries, table, pruned,
+         whole, self._stubs) = tally
         self.cache.fallback = (self.ids, self.sizes)
         self.cache.swap(table, pruned)
+        # A cleared tool result's own count stays in the table (the fallback has its
+        # stub's): an /undo or /restore finds it counted whole.
+        self.cache.update(whole)
         self.total = self.prefix[-1]
         self.start, self.outside = 0, 0.0
         self.turn = -1 if not self.turn_starts or self.turn_starts[0] > 0 else 0
@@ -184,7 +201,7 @@ class ContextMeter:
         return r.changes != self._changes
 
     def _append(self, key: int, entry: tuple) -> None:
-        size = self.cache.get(key)
+        size = None if "cleared" in entry[2] else self.cache.get(key)
         kind = entry[1]
         if size is None:
             size = self.counter.message(kind, entry[2])
