@@ -15,11 +15,11 @@ import pytest
 
 from ikigai_tui.core.notices import ErrorNotice
 from ikigai_tui.core.tools import ToolContext, ToolResult, registry
-from ikigai_tui.core.tools.permissions import PermissionService, Rules
 from ikigai_tui.core.tools.running import ToolSettings
 from tests.conftest import run_ikigai
 from tests.fakes.server import Reply, validate_pairs
 from tests.integration.provider_helpers import slash
+from tests.integration.tool_results_helpers import working
 
 
 def bash(command: str) -> tuple[str, dict]:
@@ -28,18 +28,8 @@ def bash(command: str) -> tuple[str, dict]:
 
 @pytest.fixture
 async def hw(make, tmp_path):
-    """A harness whose agents work in tmp_path/work (a test fake of the workspace)."""
-
-    async def _make(**options: Any):
-        h = await make(**options)
-        folder = tmp_path / "work"
-        folder.mkdir(exist_ok=True)
-        h.session.workspace = lambda agent_id: folder
-        # The user's rules let the tools run (asking is tests/integration/test_permission_events.py's).
-        h.session.permissions = PermissionService(Rules({"*": "allow"}))
-        return h
-
-    return _make
+    """A harness whose agents work in tmp_path/work, every tool allowed."""
+    return working(make, tmp_path)
 
 
 def sent(text: str) -> str:

@@ -12,9 +12,10 @@ from tests.fakes.server import Reply, validate_pairs
 from tests.fakes.tools import Dump, install
 
 
-def tooled(make, tmp_path, monkeypatch):
-    """make(**options) with `dump` registered and every tool allowed."""
-    install(monkeypatch, Dump())
+def working(make, tmp_path):
+    """make(**options) for a harness whose agents work in tmp_path/work (a test fake of
+    the workspace) under rules that let every tool run (asking is
+    tests/integration/test_permission_events.py's)."""
 
     async def _make(**options: Any):
         h = await make(**options)
@@ -25,6 +26,12 @@ def tooled(make, tmp_path, monkeypatch):
         return h
 
     return _make
+
+
+def tooled(make, tmp_path, monkeypatch):
+    """make(**options) with `dump` registered and every tool allowed."""
+    install(monkeypatch, Dump())
+    return working(make, tmp_path)
 
 
 def dump(tag: str, lines: int = 60, name: str = "dump") -> Reply:
