@@ -11,9 +11,8 @@ import pytest
 
 from ikigai_tui.core.tools import ToolContext, registry
 from ikigai_tui.core.tools import files, workspace
-from ikigai_tui.core.tools.files import (
-    EditFileTool, ListFilesTool, ReadFileTool, SearchFilesTool, WriteFileTool,
-)
+from ikigai_tui.core.tools.file_writes import EditFileTool, WriteFileTool
+from ikigai_tui.core.tools.files import ListFilesTool, ReadFileTool, SearchFilesTool
 
 
 class Host:

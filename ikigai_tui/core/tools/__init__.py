@@ -197,7 +197,7 @@ def describe(tool: Tool, arguments: Any, context: ToolContext | None = None) -> 
 
 
 def _default() -> ToolRegistry:
-    from ikigai_tui.core.tools import files
+    from ikigai_tui.core.tools import file_writes, files
     from ikigai_tui.core.tools.bash import BashTool
     from ikigai_tui.core.tools.filter_context import FilterContextTool
     from ikigai_tui.core.tools.memory import MemoryTool
@@ -205,7 +205,7 @@ def _default() -> ToolRegistry:
 
     return ToolRegistry([SlashTool(), FilterContextTool(), MemoryTool(),
                          files.ReadFileTool(), files.ListFilesTool(), files.SearchFilesTool(),
-                         files.WriteFileTool(), files.EditFileTool(), BashTool()])
+                         file_writes.WriteFileTool(), file_writes.EditFileTool(), BashTool()])
 
 
 _tools: ToolRegistry | None = None
