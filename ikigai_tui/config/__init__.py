@@ -14,18 +14,11 @@ import platformdirs
 
 from ikigai_tui.config import compact as config_compact
 from ikigai_tui.config import tools as config_tools
+from ikigai_tui.config.errors import ConfigError, OptionError
+from ikigai_tui.config.tables import TABLES, _where
 from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
 
 APP = "ikigai"
-
-
-class ConfigError(Exception):
-    """A bad setting; the message names where it came from. Exit status 2."""
-
-
-class OptionError(ConfigError):
-    """A command-line value that cannot be used (an unknown agent, a script that cannot
-    be read): reported like a bad setting, before anything is written."""
 
 
 @dataclass(frozen=True)
@@ -122,22 +115,6 @@ _KEYS: dict[str, tuple[type, str]] = {
     **config_compact.KEYS,  # compaction (issue 15)
     **config_tools.KEYS,  # tools (issue 25)
 }
-_TABLES = ("aliases", "models", "keymap", "permissions")
-
-
-def _line_of(text: str, key: str) -> int | None:
-    pattern = re.compile(rf'^\s*("?){re.escape(key)}\1\s*=')
-    for number, line in enumerate(text.splitlines(), 1):
-        if pattern.match(line):
-            return number
-    return None
-
-
-def _where(path: Path, text: str, key: str) -> str:
-    line = _line_of(text, key)
-    return f"{path}, line {line}" if line else str(path)
-
-
 def read_file(path: Path) -> dict[str, Any]:
     """The config file's settings, validated; {} when there is no file."""
     try:
@@ -159,20 +136,11 @@ def read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path}: {f'{key!r}: ' if key else ''}{exc}") from exc
     out: dict[str, Any] = {}
     for key, value in data.items():
-        if key == "models":
-            out["models"] = _read_models(path, text, value)
-            continue
-        if key == "aliases":
-            out["aliases"] = _read_aliases(path, text, value)
-            continue
-        if key == "keymap":
-            out["keymap"] = _read_keymap(path, text, value)
-            continue
-        if key == "permissions":
-            out["permissions"] = _read_permissions(path, text, value)
+        if key in TABLES:
+            out[key] = TABLES[key](path, text, value)
             continue
         if key not in _KEYS:
-            known = ", ".join(sorted([*_KEYS, *_TABLES]))
+            known = ", ".join(sorted([*_KEYS, *TABLES]))
             raise ConfigError(f"{_where(path, text, key)}: unknown key '{key}' (known: {known})")
         kind, description = _KEYS[key]
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -186,99 +154,6 @@ def read_file(path: Path) -> dict[str, Any]:
     if "theme" in out:
         out["theme_origin"] = _where(path, text, "theme")
     return out
-
-
-def _table_line(text: str, table: str, key: str) -> int | None:
-    """The line of `key = ...` inside the [table] section (or `table.key = ...` anywhere)."""
-    header = re.compile(r"^\s*\[\s*([^\]]*?)\s*\]")
-    entry = re.compile(rf'^\s*(["\']?){re.escape(key)}\1\s*=')
-    dotted = re.compile(rf'^\s*{re.escape(table)}\s*\.\s*(["\']?){re.escape(key)}\1\s*=')
-    section = None
-    for number, line in enumerate(text.splitlines(), 1):
-        found = header.match(line)
-        if found:
-            section = found.group(1)
-        elif section == table and entry.match(line) or section is None and dotted.match(line):
-            return number
-    return None
-
-
-def _read_keymap(path: Path, text: str, value: Any) -> dict[str, tuple[str, str]]:
-    """[keymap]: binding id -> (keys, "FILE, line N"). Which ids and keys exist is the
-    full screen's to check (tui/keymap.py), with these places for its error."""
-    if not isinstance(value, dict):
-        raise ConfigError(f"{_where(path, text, 'keymap')}: 'keymap' must be a table")
-    keymap: dict[str, tuple[str, str]] = {}
-    for binding_id, keys in value.items():
-        line = _table_line(text, "keymap", binding_id)
-        where = f"{path}, line {line}" if line else str(path)
-        if not isinstance(keys, str) or not keys.strip():
-            raise ConfigError(f"{where}: keymap '{binding_id}' must be keys, such as "
-                              f"\"ctrl+e\" or \"f6,ctrl+e\"")
-        keymap[binding_id] = (keys, where)
-    return keymap
-
-
-def _read_permissions(path: Path, text: str, value: Any) -> dict[str, str]:
-    """[permissions]: a tool's name or an fnmatch pattern -> "allow", "ask" or "deny"."""
-    if not isinstance(value, dict):
-        raise ConfigError(f"{_where(path, text, 'permissions')}: 'permissions' must be a table")
-    rules: dict[str, str] = {}
-    for tool, rule in value.items():
-        line = _table_line(text, "permissions", tool)
-        where = f"{path}, line {line}" if line else str(path)
-        if not isinstance(rule, str) or rule not in ("allow", "ask", "deny"):
-            raise ConfigError(f'{where}: permissions \'{tool}\' must be "allow", "ask" or "deny"')
-        if not tool.strip():
-            raise ConfigError(f"{where}: a permissions rule needs a tool name or pattern")
-        rules[tool] = rule
-    return rules
-
-
-_MODEL_KEYS = {"api_base": (str, "a URL"),
-               "max_input_tokens": (int, "a whole number of tokens, 256 or more")}
-
-
-def _read_models(path: Path, text: str, value: Any) -> dict[str, dict[str, Any]]:
-    """[models."NAME"] tables: where the model is served, and its input limit (for a
-    model litellm's map does not list, or lists with another size)."""
-    if not isinstance(value, dict):
-        raise ConfigError(f"{_where(path, text, 'models')}: 'models' must be a table")
-    models: dict[str, dict[str, Any]] = {}
-    for model, settings in value.items():
-        if not isinstance(settings, dict):
-            raise ConfigError(f"{path}: [models.\"{model}\"] must be a table")
-        for key, setting in settings.items():
-            if key not in _MODEL_KEYS:
-                raise ConfigError(
-                    f"{_where(path, text, key)}: unknown key '{key}' in [models.\"{model}\"] "
-                    f"(known: {', '.join(_MODEL_KEYS)})"
-                )
-            kind, description = _MODEL_KEYS[key]
-            if (not isinstance(setting, kind) or isinstance(setting, bool)
-                    or kind is int and setting < 256):
-                raise ConfigError(f"{_where(path, text, key)}: '{key}' must be {description}")
-            models.setdefault(model, {})[key] = setting
-    return models
-
-
-_ALIAS = re.compile(r"^[A-Za-z0-9_.-]+$")
-
-
-def _read_aliases(path: Path, text: str, value: Any) -> dict[str, str]:
-    """[aliases]: `fast = "openai/gpt-4o-mini"`, usable wherever a model is named."""
-    if not isinstance(value, dict):
-        raise ConfigError(f"{_where(path, text, 'aliases')}: 'aliases' must be a table")
-    aliases: dict[str, str] = {}
-    for name, model in value.items():
-        where = _where(path, text, name)
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigError(f"{where}: alias '{name}' must be a model name, like \"openai/gpt-4o-mini\"")
-        if not _ALIAS.match(name) or name == "offline":
-            raise ConfigError(f"{where}: '{name}' cannot be an alias (letters, digits, '.', "
-                              "'_' and '-' only, and not 'offline')")
-        aliases[name] = model.strip()
-    return aliases
 
 
 def _problem(key: str, value: Any) -> str | None:
