@@ -36,6 +36,15 @@ class ModelPolicy:
             raise CommandError(str(exc)) from exc
         return full if isinstance(full, str) else model
 
+    def resolved(self, model: str) -> str:
+        """The full name `model` stands for (an alias or a bare name resolved), or `model`
+        as typed when it cannot be used (for /model to report): `--model gpt-4o` on a root
+        already on openai/gpt-4o changes nothing."""
+        try:
+            return self.check(model)
+        except CommandError:
+            return model
+
     def limits(self, model: str) -> Limits:
         """The model's input limit and the room kept for its reply."""
         return self.providers.limits(model)

@@ -145,8 +145,9 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         shown, active = self.place_keeper.place(lambda a: a in session.tree, root.id, MAX_PANES)
         self.focused_agent = shown[active]
         try:
-            if self.model_override and session.model_of(root) != _full(session, self.model_override):
-                await session.command(root.id, f"/model {self.model_override}")
+            override = self.model_override
+            if override and session.model_of(root) != session.models.resolved(override):
+                await session.command(root.id, f"/model {override}")
             await self.panes.start(session, shown, active)
             # From here on the panes are told (what came before is in the page they read).
             session.subscribe(self._on_notice)
@@ -391,16 +392,6 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.focused_agent = message.agent_id
             self.show_queued()
             self.schedule_refresh()
-
-
-def _full(session: Session, model: str) -> str:
-    """The full name `--model` stands for (an alias or a bare name resolved), so that
-    `--model gpt-4o` on a root already on openai/gpt-4o changes nothing; a name that cannot
-    be used is left as typed, for /model to report."""
-    try:
-        return session.check_model(model)
-    except CommandError:
-        return model
 
 
 __all__ = ["IkigaiApp", "CommandError", "ProviderError"]

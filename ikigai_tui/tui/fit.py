@@ -6,9 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 
-__all__ = ["fit", "fit_parts"]
+__all__ = ["cut", "fit", "fit_parts"]
+
+
+def cut(text: str, cells: int) -> str:
+    """`text` cut to `cells` columns (in a word if need be), with "…" where it was cut."""
+    if cells <= 0:
+        return ""
+    if cell_len(text) <= cells:
+        return text
+    return set_cell_size(text, cells - 1) + "…"
 
 
 def fit(wordings: Sequence[str], width: int) -> str:

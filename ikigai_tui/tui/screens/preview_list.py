@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from math import fsum
 
-from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -29,6 +28,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ikigai_tui.tui.bindings import PREVIEW_LIST
+from ikigai_tui.tui.fit import cut
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.screens.preview_rows import Layout, PreviewItem, first_line_of, one_line
 
@@ -39,15 +39,6 @@ INDENT = "  "  # items under a group header
 BOX = ("▐", "X", "▌")  # the tick box, as Textual's SelectionList draws it...
 UNTICKED = " "  # ... but empty when unticked: the two differ by glyph, not only by colour
 PARTLY = "-"  # a header's box when only some of its exchange is ticked
-
-
-def _fit(text: str, cells: int) -> str:
-    """`text` cut to `cells` columns, with "…" where it was cut."""
-    if cells <= 0:
-        return ""
-    if cell_len(text) <= cells:
-        return text
-    return set_cell_size(text, cells - 1) + "…"
 
 
 class PreviewList(ScrollView, can_focus=True):
@@ -370,7 +361,7 @@ class PreviewList(ScrollView, can_focus=True):
         ref = self.line_map.line_ref[line]
         if ref < 0:
             box = self._box(self.group_box(~ref), base)
-            header = _fit(self.line_map.headers[~ref], width - len(box))
+            header = cut(self.line_map.headers[~ref], width - len(box))
             return box + [Segment(header, self._style("preview-list--header", base))]
         item = self.items[ref]
         indent = INDENT if self.grouped else ""
@@ -378,7 +369,7 @@ class PreviewList(ScrollView, can_focus=True):
             lead = indent + " " * (len("".join(BOX)) + 1)
             reason = "↳ " + one_line(item.reason or "")
             return [Segment(lead, base),
-                    Segment(_fit(reason, width - len(lead)), self._style("preview-list--reason", base))]
+                    Segment(cut(reason, width - len(lead)), self._style("preview-list--reason", base))]
         ticked = item.id in self._checked
         ident = f"#{item.id}"
         role = sanitize(item.role)
@@ -395,7 +386,7 @@ class PreviewList(ScrollView, can_focus=True):
         ]
         used = sum(segment.cell_length for segment in segments)
         if text:
-            segments.append(Segment(_fit(text, width - used), base))
+            segments.append(Segment(cut(text, width - used), base))
         else:
-            segments.append(Segment(_fit("(empty)", width - used), self._style("preview-list--id", base)))
+            segments.append(Segment(cut("(empty)", width - used), self._style("preview-list--id", base)))
         return segments
