@@ -7,10 +7,13 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from ikigai_tui.core.events import WriteBatch
 from tests.contract.test_event_log import with_agents
 
 
+@pytest.mark.serial  # it checks the writers overlapped in time: a busy neighbour can keep them apart
 async def test_two_processes_and_this_one_writing_at_once(backend, tmp_path):
     mine = await with_agents(backend, "a")
     seen: list = []
