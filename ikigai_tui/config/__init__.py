@@ -17,6 +17,7 @@ from ikigai_tui.config import tools as config_tools
 from ikigai_tui.config.errors import ConfigError, OptionError
 from ikigai_tui.config.tables import TABLES, _where
 from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
+from ikigai_tui.core.tools.servers import ServerConfig
 
 APP = "ikigai"
 
@@ -63,6 +64,8 @@ class Config:
     # [permissions] (issue 25): tool name or fnmatch pattern -> allow / ask / deny
     # (core/tools/permissions.py; no rule: the default of the tool's access)
     permissions: dict[str, str] = field(default_factory=dict)
+    # [mcp.NAME] (issue 25): the MCP servers whose tools are offered (core/tools/servers.py)
+    mcp_servers: tuple[ServerConfig, ...] = ()
     # --cwd: the root's workspace (its file tools' folder), recorded as a `cwd` event;
     # None: the folder ikigai was started in, unless /cwd or an earlier --cwd set one.
     cwd: Path | None = None
@@ -282,6 +285,7 @@ def load(
         keymap_origins={i: where for i, (_keys, where) in file.get("keymap", {}).items()},
         aliases=file.get("aliases", {}),
         permissions=file.get("permissions", {}),
+        mcp_servers=file.get("mcp", ()),
         **_memory_settings(env, file),
         **compaction,
         cwd=_folder("--cwd", cwd) if cwd is not None else None,

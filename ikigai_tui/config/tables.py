@@ -1,4 +1,5 @@
-"""The config file's tables ([models."NAME"], [aliases], [keymap], [permissions]), each
+"""The config file's tables ([models."NAME"], [aliases], [keymap], [permissions],
+[mcp.NAME]), each
 read and checked with the place of a bad entry named, and where a key is written."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ikigai_tui.config.errors import ConfigError
+from ikigai_tui.core.tools.servers import NAME_PATTERN, SEPARATOR, ServerConfig
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -116,6 +118,61 @@ def _read_aliases(path: Path, text: str, value: Any) -> dict[str, str]:
     return aliases
 
 
+_MCP_KEYS = ("command", "url", "env", "cwd", "headers", "timeout", "startup_timeout")
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def _read_mcp(path: Path, text: str, value: Any) -> tuple[ServerConfig, ...]:
+    """[mcp.NAME] tables: an MCP server run as `command = [...]` (stdio) or reached at
+    `url = "..."` (streamable HTTP), with optional `env`, `cwd`, `headers`, `timeout`."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{_where(path, text, 'mcp')}: 'mcp' must hold tables, like [mcp.github]")
+    servers = []
+    for name, table in value.items():
+        head = f"{path}: [mcp.{name}]"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{head} must be a table (command = [...] or url = \"...\")")
+        if not NAME_PATTERN.match(name) or SEPARATOR in name:
+            raise ConfigError(f"{head}: a server's name takes letters, digits, '_' and '-' "
+                              f"only, and no '{SEPARATOR}'")
+        unknown = [k for k in table if k not in _MCP_KEYS]
+        if unknown:
+            raise ConfigError(f"{head}: unknown key '{unknown[0]}' (known: {', '.join(_MCP_KEYS)})")
+        command, url = table.get("command"), table.get("url")
+        if (command is None) == (url is None):
+            raise ConfigError(f"{head} needs either command = [...] (stdio) or url = \"...\" "
+                              "(streamable HTTP), not both")
+        if command is not None and (not isinstance(command, list) or not command
+                                    or not all(isinstance(c, str) and c for c in command)):
+            raise ConfigError(f'{head}: command must be a list of words, like ["npx", "-y", "server"]')
+        if url is not None and (not isinstance(url, str)
+                                or not re.match(r"^https?://[^/\s]+", url)):
+            raise ConfigError(f"{head}: url must be an http:// or https:// address")
+        for key in ("env", "headers"):
+            if key in table and not _strings(table[key]):
+                raise ConfigError(f"{head}: {key} must be a table of strings")
+        if url is not None and "env" in table or command is not None and "headers" in table:
+            wrong = "env" if url is not None else "headers"
+            raise ConfigError(f"{head}: {wrong} is for "
+                              f"{'a command (stdio)' if wrong == 'env' else 'a url (HTTP)'} server")
+        if "cwd" in table and (not isinstance(table["cwd"], str) or url is not None):
+            raise ConfigError(f"{head}: cwd must be a folder, for a command (stdio) server")
+        seconds = {}
+        for key in ("timeout", "startup_timeout"):
+            value = table.get(key, ServerConfig._field_defaults[key])
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not 0 < value <= 3600):
+                raise ConfigError(f"{head}: {key} must be seconds, more than 0 and at most 3600")
+            seconds[key] = float(value)
+        servers.append(ServerConfig(name, tuple(command or ()), url or "",
+                                    dict(table.get("env", {})), table.get("cwd", ""),
+                                    dict(table.get("headers", {})), **seconds))
+    return tuple(servers)
+
+
 # The tables the config file may hold, by name -> their reader.
 TABLES = {"aliases": _read_aliases, "models": _read_models, "keymap": _read_keymap,
-          "permissions": _read_permissions}
+          "permissions": _read_permissions, "mcp": _read_mcp}

@@ -115,7 +115,8 @@ class ContextService:
                  models: AgentModels, limits: ModelLimits,
                  counts: TokenCounts | None, bodies: Bodies,
                  factors: dict[str, tuple[float, int]], policy: Callable[[], PrunedPolicy],
-                 pruned: Contribution | None = None) -> None:
+                 pruned: Contribution | None = None,
+                 tools: Callable[[], list[dict]] = tool_schemas) -> None:
         self.tree = tree
         self.replayer = replayer  # an agent's replayed state, loaded on first use
         self.models = models
@@ -126,6 +127,8 @@ class ContextService:
         self.policy = policy  # read at each plan: the settings may be replaced meanwhile
         # The summary of the pruned turns: the compactor writes them, the plan sends one.
         self.pruned = pruned or PrunedSummaries(tree, replayer, bodies)
+        # The tools a turn is offered (the built-in ones, and the running MCP servers').
+        self.tools = tools
         self._meters: dict[str, ContextMeter] = {}  # agent id -> its meter, for its model
 
     def meter(self, agent: AgentRuntime) -> ContextMeter:
@@ -157,7 +160,7 @@ class ContextService:
         replayer = await self.replayer(agent_id)
         model = self.models.model_of(agent)
         limits = self.limits.limits(model)
-        tools = tool_schemas()
+        tools = self.tools()
         meter = self.meter(agent)
         system = system_text(replayer)
         await fill(meter, replayer, self.counts,

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from ikigai_tui.core.ports import Persistence
     from ikigai_tui.core.provider import ProviderFactory
     from ikigai_tui.core.replay.replayer import Replayer
+    from ikigai_tui.core.tools import ToolSet
+    from ikigai_tui.core.tools.servers import ToolServers
 
 
 class SessionServices:
@@ -60,6 +62,8 @@ class SessionServices:
     def notify(self, notice: Notice) -> None: ...
     def key_warning(self, model: str) -> str | None: ...
     workspace: Callable[[str], Path]  # SessionTools'
+    toolset: ToolSet  # SessionTools'
+    tool_servers: ToolServers | None  # SessionTools'
     async def _commit_command(self, batch: WriteBatch) -> list[Event]: ...
     def _dead_error(self, agent_id: str) -> CommandError: ...
     async def _busy_elsewhere(self, agent_id: str) -> None: ...
@@ -71,7 +75,8 @@ class SessionServices:
         return ContextService(tree=self.tree, replayer=self.replayer, models=self,
                               limits=self.models, counts=self.store,
                               bodies=self.bodies, factors=self.factors,
-                              policy=lambda: self.settings.compaction)
+                              policy=lambda: self.settings.compaction,
+                              tools=lambda: self.toolset.schemas())
 
     @cached_property
     def gateway(self) -> Gateway:
@@ -130,4 +135,5 @@ class SessionServices:
                                search=self.store.search, elsewhere=self.leases.elsewhere,
                                key_warning=self.key_warning, replayer=self.replayer,
                                workspace=self.workspace,
-                               tool_results=lambda: self.settings.tool_results)
+                               tool_results=lambda: self.settings.tool_results,
+                               servers=lambda: self.tool_servers)

@@ -11,9 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.events import Event, WriteBatch
+from ikigai_tui.core.notices import ErrorNotice
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentTree
+    from ikigai_tui.core.notices import Notice
+    from ikigai_tui.core.tools import Tool, ToolSet
+    from ikigai_tui.core.tools.servers import ToolServers
     from ikigai_tui.core.tools.running import ToolSettings
     from ikigai_tui.core.tools.permissions import (
         PermissionAnswer, PermissionRequest, PermissionService,
@@ -26,6 +30,35 @@ class SessionTools:
     settings: Any
 
     commit: Callable[[WriteBatch], Awaitable[list[Event]]]  # Session's
+    notify: Callable[[Notice], None]  # Session's
+
+    # The configured MCP servers (ikigai_tui/mcp_servers; the runtime sets them with
+    # use_tool_servers): None when there are none.
+    tool_servers: ToolServers | None = None
+
+    @cached_property
+    def toolset(self) -> ToolSet:
+        """The tools this session offers: the built-in ones and its servers'."""
+        from ikigai_tui.core.tools import ToolSet, registry
+
+        return ToolSet(registry, self.tool_servers)
+
+    def use_tool_servers(self, servers: ToolServers | None) -> None:
+        self.tool_servers = servers
+        self.__dict__.pop("toolset", None)
+
+    def tool(self, name: str) -> Tool | None:
+        """The tool offered as `name`, if any (a server's only while it runs)."""
+        return self.toolset.get(name)
+
+    async def offer_tools(self, agent_id: str) -> None:
+        """Before a turn offers tools: start the MCP servers not tried yet (each that
+        fails to start is a line in the agent's scrollback)."""
+        servers = self.tool_servers
+        if servers is None:
+            return
+        for line in await servers.start():
+            self.notify(ErrorNotice(agent_id, line))
 
     def workspace(self, agent_id: str) -> Path:
         """The agent's workspace, where its file tools work: its latest `cwd` event's

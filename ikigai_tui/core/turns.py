@@ -13,12 +13,12 @@ from ikigai_tui.core.events import Event, WriteBatch
 from ikigai_tui.core.notices import ErrorNotice, RetryNotice, StreamDelta, TurnFinished
 from ikigai_tui.core.provider import ProviderError, Request, Retrying, TextDelta, ToolCall, Usage
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.core.tools import registry
 from ikigai_tui.core.tools.running import STOPPED, ToolInterrupted, ToolSettings, order_key
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
     from ikigai_tui.core.notices import Notice
+    from ikigai_tui.core.tools import Tool
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,15 @@ class TurnHost(Protocol):
         with what it had produced."""
         ...
 
+    def tool(self, name: str) -> Tool | None:
+        """The tool a call names (None: none is offered by that name)."""
+        ...
+
+    async def offer_tools(self, agent_id: str) -> None:
+        """Ready the tools before the turn's first request (starts the MCP servers not
+        tried yet)."""
+        ...
+
     async def finish_turn(self, agent: AgentRuntime) -> None: ...
 
     async def after_turn(self, agent: AgentRuntime) -> None: ...
@@ -86,6 +95,7 @@ async def run_turn(session: TurnHost, agent: AgentRuntime) -> bool:
     cancelled = False
     rounds = session.tool_settings.max_tool_rounds
     try:
+        await session.offer_tools(agent.id)
         for _ in range(rounds):
             calls = await _one_round(session, agent)
             if not calls:
@@ -153,7 +163,7 @@ async def _run_calls(session: TurnHost, agent: AgentRuntime, calls: list[Event])
     tasks: list[asyncio.Future] = []
     for event in calls:
         name, arguments = event.payload["name"], event.payload.get("arguments", "")
-        key = order_key(registry().get(name), arguments)
+        key = order_key(session.tool(name), arguments)
         task = asyncio.ensure_future(_call(session, agent, event, last.get(key)))
         if key is not None:
             last[key] = task

@@ -81,6 +81,10 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                      create_root=create and not readonly, new_id=new_id)
         attach_memory(session, memory_settings(config))
         session.permissions = PermissionService(Rules(config.permissions))
+        if config.mcp_servers and not readonly:  # started by the first turn that offers tools
+            from ikigai_tui.mcp_servers import McpServers
+
+            session.use_tool_servers(McpServers(config.mcp_servers, base_dir=settings.workspace))
         if config.cwd is not None and not readonly and session.tree.root is not None:
             await record_workspace(session, session.tree.root.id, config.cwd)
     except BaseException:

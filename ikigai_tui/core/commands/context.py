@@ -76,6 +76,8 @@ class CommandServices:
     workspace: Callable[[str], Path] | None = None
     # /forget --tool-results's defaults (core/tool_results: ToolResultsSettings)
     tool_results: Callable[[], Any] | None = None
+    # The session's MCP servers (core/tools/servers.py: ToolServers), None when none is set
+    servers: Callable[[], Any] | None = None
 
 
 @dataclass

@@ -128,6 +128,14 @@ REGISTRY = Registry([
                 "it must be an existing folder. Without --cwd or /cwd it is the folder ikigai "
                 "was started in. Recorded in the log (it survives restarts); children forked "
                 "afterwards inherit it. /undo does not reverse it: set it again."),
+    CommandSpec("mcp", "/mcp [restart NAME]", "List the MCP servers, their state and tools.",
+                _lazy("mcp", "mcp"),
+                details="Servers are [mcp.NAME] tables in the config file: command = [...] "
+                "(run over stdio) or url = \"...\" (streamable HTTP), with optional env, cwd, "
+                "headers and timeout (seconds, 30). They start with the first turn; their "
+                "tools are offered as NAME__tool, and ask before they run unless [permissions] "
+                "says otherwise (\"mcp.NAME__*\" = \"allow\"). A server that fails to start, "
+                "dies or does not answer in time loses its tools until /mcp restart NAME."),
     CommandSpec("help", "/help [COMMAND]", "List the commands, or explain one.",
                 _lazy("settings", "help_")),
     CommandSpec("retry", "/retry", "Send the unanswered last message again (after a failed turn).",
@@ -137,4 +145,4 @@ REGISTRY = Registry([
 
 # Commands that change nothing, so they also work on a dead agent.
 READ_ONLY = frozenset({"marks", "context", "agents", "model", "system", "budget", "pins", "help",
-                       "exit", "memory"})
+                       "exit", "memory", "mcp"})

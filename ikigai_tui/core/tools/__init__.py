@@ -13,7 +13,7 @@ that allow it, as one list object per caller: token counts of it are cached by i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from ikigai_tui.core.tools.permissions import (
         PermissionAnswer, PermissionRequest, PermissionService,
     )
+    from ikigai_tui.core.tools.servers import ToolServers
+    from ikigai_tui.core.notices import Notice
 
 TURN = "turn"  # the caller of a conversation's turn: the agent's own LLM
 
@@ -69,6 +71,10 @@ class ToolHost(Protocol):
 
     def workspace(self, agent_id: str) -> Path:
         """The agent's working folder: the file tools never reach outside it."""
+        ...
+
+    def notify(self, notice: Notice) -> None:
+        """A line for the scrollback (an MCP server that went down during a call)."""
         ...
 
 
@@ -142,19 +148,74 @@ class ToolRegistry:
     async def execute(self, context: ToolContext, name: str, arguments: str) -> ToolResult:
         """Run one tool call as the LLM wrote it (arguments as JSON text). A tool the
         caller may not call is unknown to it."""
-        try:
-            args = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
-            return ToolResult(f"Error: arguments are not valid JSON ({exc.msg})", True)
-        tool = self._tools.get(name)
-        if tool is None or context.caller not in tool.callers:
-            return ToolResult(f"Error: unknown tool '{name}'", True)
-        access = getattr(tool, "access", None)
-        if access != IKIGAI:
-            refused = await _permitted(context, tool, access, args)
-            if refused is not None:
-                return refused
-        return await tool.execute(context, args)
+        return await run_call(self.get(name), context, name, arguments)
+
+
+class ToolSet:
+    """What one session offers: the built-in tools (the registry) and the tools of its
+    running MCP servers (core/tools/servers.py), offered to a conversation's turn after
+    the built-in ones. `schemas` is one list object while neither changes."""
+
+    def __init__(self, builtins: Callable[[], ToolRegistry],
+                 servers: ToolServers | None = None) -> None:
+        from ikigai_tui.core.tools.servers import ServerTools
+
+        self.builtins = builtins  # the registry, asked each time (tests replace it)
+        self.servers = servers
+        self._server_tools = ServerTools(servers) if servers is not None else None
+        self._offered: tuple[int, list, list[dict[str, Any]]] | None = None
+
+    def server_tools(self) -> dict[str, Tool]:
+        return dict(self._server_tools.current()) if self._server_tools is not None else {}
+
+    def get(self, name: str) -> Tool | None:
+        found = self.builtins().get(name)
+        if found is None and self._server_tools is not None:
+            found = self._server_tools.current().get(name)
+        return found
+
+    def schemas(self, caller: str = TURN) -> list[dict[str, Any]]:
+        base = self.builtins().schemas(caller)
+        if self._server_tools is None or caller != TURN:
+            return base
+        tools = self._server_tools.current()
+        if not tools:
+            return base
+        version = self._server_tools.servers.version
+        offered = self._offered
+        if offered is None or offered[0] != version or offered[1] is not base:
+            offered = self._offered = (version, base, base + [t.schema() for t in tools.values()])
+        return offered[2]
+
+    async def execute(self, context: ToolContext, name: str, arguments: str) -> ToolResult:
+        tool = self.get(name)
+        if tool is None and self.servers is not None:
+            from ikigai_tui.core.tools.servers import server_of
+
+            server = server_of(name, self.servers)
+            if server is not None:  # its server stopped since the call was offered
+                return ToolResult(f"Error: {name} did not run: MCP server '{server}' is not "
+                                  f"running (the user can /mcp restart {server})", True)
+        return await run_call(tool, context, name, arguments)
+
+
+async def run_call(tool: Tool | None, context: ToolContext, name: str,
+                   arguments: str) -> ToolResult:
+    """One call of `tool` (None: no such tool), its arguments as the LLM wrote them
+    (JSON text): decoded, allowed by the user's rules, run. A tool the caller may not
+    call is unknown to it."""
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        return ToolResult(f"Error: arguments are not valid JSON ({exc.msg})", True)
+    if tool is None or context.caller not in tool.callers:
+        return ToolResult(f"Error: unknown tool '{name}'", True)
+    access = getattr(tool, "access", None)
+    if access != IKIGAI:
+        refused = await _permitted(context, tool, access, args)
+        if refused is not None:
+            return refused
+    return await tool.execute(context, args)
 
 
 IKIGAI = "ikigai"
@@ -232,8 +293,10 @@ def tool_schemas(caller: str = TURN) -> list[dict[str, Any]]:
 
 async def execute_tool(host: ToolHost, agent_id: str, name: str, arguments: str,
                        caller: str = TURN, call_event: int | None = None) -> tuple[str, bool]:
-    """Run one tool call: (result text, is_error)."""
-    return await registry().execute(ToolContext(host, agent_id, caller, call_event), name, arguments)
+    """Run one tool call: (result text, is_error), from the host's tools (a session's
+    ToolSet, with its MCP servers' tools) or, for a host without any, the built-in ones."""
+    tools = getattr(host, "toolset", None) or registry()
+    return await tools.execute(ToolContext(host, agent_id, caller, call_event), name, arguments)
 
 
 def slash_tool() -> dict[str, Any]:
