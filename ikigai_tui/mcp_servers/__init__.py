@@ -70,11 +70,14 @@ def reason(exc: BaseException) -> str:
 
 
 def _sdk() -> Any:
-    """The SDK's modules this adapter uses (imported in a worker thread)."""
+    """The SDK's modules this adapter uses (imported in a worker thread), and those it
+    imports at its first call (jsonschema, to check a result against the tool's output
+    schema: 0.1 s that would stall the screen)."""
+    import jsonschema  # noqa: F401
     import mcp
     import mcp.client.stdio
     import mcp.client.streamable_http
-    import mcp_types
+    import mcp_types  # noqa: F401
 
     return mcp
 
