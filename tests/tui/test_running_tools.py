@@ -18,12 +18,12 @@ from ikigai_tui.tui import render
 from ikigai_tui.tui.widgets import running_tools
 from ikigai_tui.tui.widgets.running_tools import running_calls
 from ikigai_tui.tui.transcript import Item
-from tests.fakes.server import FakeProvider, Reply
+from tests.fakes.server import Reply
 from tests.fakes.tools import install
 
 from .conftest import SIZE, settle, type_text
 from .test_memory_screens import _wait_for
-from .test_permission_modal import app_on
+from .test_permission_modal import app_on, fake  # noqa: F401  (the fake provider, a fixture)
 
 
 class Slow:
@@ -50,12 +50,6 @@ class Slow:
         self.started.set()
         await self.release.wait()
         return ToolResult("done\n")
-
-
-@pytest.fixture
-def fake():
-    with FakeProvider() as running:
-        yield running
 
 
 @pytest.fixture
