@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import re
 import sys
 from typing import Any
 
+from ikigai_tui.cli.event_words import cwd_words, event_line, filter_words, pruned_words, tool_output_words
 from ikigai_tui.cli.print_mode import Channel
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.agents import AgentRuntime
@@ -18,9 +18,9 @@ from ikigai_tui.core.handlers.agents import status_of, status_words
 from ikigai_tui.core.handlers.cwd import source as workspace_source
 from ikigai_tui.core.events import Event, message_text
 from ikigai_tui.core.tokens.words import sent_and_history
+from ikigai_tui.core.tools.permissions import grant_words
 from ikigai_tui.core.memory.change import words as memory_words
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.tools.filter_context import id_ranges
 from ikigai_tui.support.inert import dumps
 from ikigai_tui.runtime import close_session, open_session
 
@@ -54,7 +54,11 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
     full: dict[int, tuple] = {}
     async for chunk in session.bodies.chunks(r, list(r.ctx)):  # the text, from the log
         full.update(chunk)
+    counter = session.meter(agent).counter
+    cleared = []
     for mid, (_seq, kind, payload) in full.items():
+        if mid in r.cleared:
+            cleared.append(_cleared(mid, payload, full, r.cleared[mid], counter))
         item: dict[str, Any] = {"id": mid, "role": kind, "content": message_text(kind, payload),
                                 "in_window": mid in in_window or kind == "summary"}
         if kind == "tool_call":
@@ -70,6 +74,8 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
             item["interrupted"] = True
         if payload.get("failed"):  # its turn failed or was cancelled (/retry)
             item["failed"] = payload["failed"]
+        if mid in r.cleared:  # sent as its stub (`cleared_tool_results`)
+            item["cleared"] = True
         messages.append(item)
     return {
         "agent": agent.id,
@@ -81,6 +87,10 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         # "fork" (inherited), "start" (the folder ikigai was started in)
         "workspace": str(session.workspace(agent.id)),
         "workspace_source": workspace_source(r, agent.parent_id is not None),
+        # "always" answers of the permission dialog in force, inherited ones first
+        "permissions": [{"tool": tool, "rule": rule, "inherited": index < len(r.base.granted)}
+                        for index, (tool, rule) in enumerate((*r.base.granted, *r.granted))],
+        "cleared_tool_results": cleared,  # sent as a one-line stub (/restore ID)
         "messages": messages,
         "marks": [{"name": m.name, "label": m.label, "position": r.mark_position(m),
                    "event": m.event_id} for m in r.valid_marks()],
@@ -104,6 +114,20 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "pruned_summary": pruned_data(plan),
         "usage": (await session.usages.totals(agent.id)).as_dict(),
     }
+
+
+def _cleared(key: int, payload: dict, full: dict[int, tuple], by: int, counter) -> dict[str, Any]:
+    """A tool result sent as its stub: its call, its tool, its tokens and those its stub
+    saves, and the `tool_output` event that cleared it (None: inherited so at fork)."""
+    call = payload.get("call_event")
+    called = full.get(call)
+    whole = {k: v for k, v in payload.items() if k != "cleared"}
+    raw = counter.message("tool_result", whole)
+    return {"id": key, "call_event": call, "call_id": payload.get("call_id"),
+            "tool": called[2].get("name") if called is not None else None,
+            "tokens": counter.scale(raw),
+            "saved": max(0, counter.scale(raw) - counter.scale(counter.message("tool_result", payload))),
+            "event": by or None}
 
 
 def pruned_data(plan) -> dict[str, Any] | None:
@@ -145,60 +169,6 @@ def _event_data(event: Event) -> dict[str, Any]:
             "payload": event.payload, "created_at": _time(event.created_at)}
 
 
-def filter_words(payload: dict) -> str:
-    """A filter event in words: what it did, the command that made it, the context's size
-    before and after (events written before these were recorded have only their ids)."""
-    before, after = payload.get("before"), payload.get("after")
-    sized = isinstance(before, dict) and isinstance(after, dict)
-    remember = payload.get("mode") == "remember"
-    restore = payload.get("mode") == "restore"
-    if sized and restore:  # the messages that came back, tool-call partners included
-        n = after.get("messages", 0) - before.get("messages", 0)
-    elif sized:  # the messages that left or stayed, tool-call partners included
-        n = after.get("messages", 0) if remember else before.get("messages", 0) - after.get("messages", 0)
-    else:
-        n = len(payload.get("ids") or [])
-    verb = "restored" if restore else "kept only" if remember else "forgot"
-    did = f"{verb} {n:,} message{'s' if n != 1 else ''}"
-    if payload.get("command"):
-        did += f" by {payload['command']}"
-    if sized:
-        did += (f"; context {before.get('messages', 0):,} -> {after.get('messages', 0):,} messages, "
-                f"~{before.get('tokens', 0):,} -> ~{after.get('tokens', 0):,} tokens")
-    return did
-
-
-def pruned_words(payload: dict) -> str:
-    """A `pruned_summary` event in words: how many messages it stands for, which."""
-    n = payload.get("messages", 0)
-    ranges = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in payload.get("ranges") or [])
-    return (f"summary of {n:,} pruned message{'s' if n != 1 else ''} (ids {ranges}; "
-            f"{payload.get('tokens', 0):,} tokens by {payload.get('model', '?')})")
-
-
-def _event_line(event: Event, earlier: dict[int, Event]) -> str:
-    payload = event.payload
-    if event.kind in ("user", "assistant", "tool_call", "tool_result", "system"):
-        text = message_text(event.kind, payload)
-    elif event.kind == "command":
-        text = payload.get("text", "")
-    elif event.kind == "filter":
-        listed = id_ranges(sorted(i for i in payload.get("ids") or [] if isinstance(i, int)))
-        text = f"{filter_words(payload)} (ids {listed})"
-    elif event.kind == "memory":
-        text = memory_words(payload)
-    elif event.kind == "pruned_summary":
-        text = f"{pruned_words(payload)}: {' '.join(str(payload.get('summary', '')).split())}"
-    elif event.kind == "undo" and isinstance(payload.get("target"), int):
-        target = earlier.get(payload["target"])
-        what = f": {filter_words(target.payload)}" if target is not None and target.kind == "filter" else ""
-        kind = f" {target.kind}" if target is not None else ""
-        text = f"reverses{kind} #{payload['target']}{what}"
-    else:
-        text = json.dumps(payload, ensure_ascii=False)
-    return f"#{event.id} {event.kind}: {text}"
-
-
 async def _export(session: Session, agent: AgentRuntime, fmt: str, inherited: bool = False) -> str:
     """The agent's conversation as Markdown or JSON. A forked agent's begins with what it
     inherited from its parent: counted, or whole with `inherited`."""
@@ -231,6 +201,8 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str, inherited: bo
             note += " (not in context)"
         if payload.get("interrupted"):
             note += " (interrupted)"
+        elif kind == "tool_result" and payload.get("is_error"):
+            note += " (error)"
         if key in failed:
             note += " (its turn failed)"
         text = payload.get("content", "") if kind == "summary" else message_text(kind, payload)
@@ -251,10 +223,18 @@ async def _export(session: Session, agent: AgentRuntime, fmt: str, inherited: bo
             lines += ["", f"> Context change: {filter_words(e.payload)}."]
         elif e.kind == "memory":
             lines += ["", f"> Memory change: {memory_words(e.payload)}."]
+        elif e.kind in NOTED:
+            lines += ["", f"> {NOTED[e.kind](e.payload)}."]
         elif e.kind == "pruned_summary":
             lines += ["", f"> {pruned_words(e.payload)}:", "",
                       *(f"> {line}" for line in str(e.payload.get("summary", "")).splitlines())]
     return "\n".join(lines) + "\n"
+
+
+# The tool-era settings and changes the Markdown export notes, each on a line of its own.
+NOTED = {"cwd": lambda p: "Workspace: " + cwd_words(p).removeprefix("workspace "),
+         "tool_output": lambda p: "Tool output: " + tool_output_words(p),
+         "permission": lambda p: "Permission: " + grant_words(p)}
 
 
 def _command_lines(text: str, output: list[str]) -> list[str]:
@@ -335,7 +315,7 @@ async def report(args: argparse.Namespace, config: Config) -> int:
             else:
                 seen: dict[int, Event] = {}
                 for e in events:
-                    out.line(_event_line(e, seen))
+                    out.line(event_line(e, seen))
                     seen[e.id] = e
             return 0
         if args.command == "export":

@@ -62,6 +62,12 @@ class AgentPages:
 
     # -- what the agent sees -----------------------------------------------------
 
+    def busy(self) -> bool:
+        """Whether a turn of the agent runs in this process (its calls without a result
+        are running)."""
+        agent = self.session.tree[self.agent_id] if self.agent_id in self.session.tree else None
+        return agent is not None and agent.busy
+
     def context_version(self) -> object:
         """Changes whenever a message may have entered or left the context other than by
         being appended (a clear, rewind, filter, undo...), or once the context is loaded."""

@@ -35,7 +35,7 @@ from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.links import markdown, unlink_hidden
 from ikigai_tui.tui.palette import PLAIN, Palette
 from ikigai_tui.tui.safe_text import sanitize
-from ikigai_tui.tui.tool_summary import key_argument, outcome
+from ikigai_tui.tui.tool_line import result_line, tool_line
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.lines import Lines, Mapped, WrappedText
 
@@ -54,7 +54,7 @@ def _kind_style(kind: str, p: Palette) -> Style | None:
 
 
 def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80,
-                pair: Item | None = None) -> RenderableType:
+                pair: Item | None = None, running: str | None = None) -> RenderableType:
     text = sanitize(item.text)
     kind = item.kind
     if kind == "user":
@@ -72,7 +72,7 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80,
     if kind == "tool_call":
         name = sanitize(str(item.meta.get("name", "?")))
         if not expanded and name != "slash":
-            return _tool_line(item, pair, p, width)
+            return tool_line(item, pair, p, width, running, clock())
         if expanded:
             return _hanging("  ▸ ", Text.assemble((name, p.tool + Style(bold=True)),
                                                   (" " + text, p.tool)), p)
@@ -80,7 +80,7 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80,
                              (" " + _one_line(_slash_command(item) or text), p.tool))
     if kind == "tool_result":
         if not expanded and pair is None:  # its call is not at hand: how it ended, its size
-            return _result_line(Text("  ◂ ", style=p.tool), item, None, p, width)
+            return result_line(Text("  ◂ ", style=p.tool), item, None, p, width)
         style = p.error if item.meta.get("error") else p.tool
         if expanded:
             return _hanging("  ◂ ", Text(text.rstrip("\n"), style=style), p)
@@ -189,40 +189,6 @@ def _hanging(mark: str, body: Text, p: Palette) -> Table:
     return grid
 
 
-def _tool_line(call: Item, result: Item | None, p: Palette, width: int) -> Text:
-    """A call on one line: "▸ bash make test · exit 1 · 40 lines · 2.1K chars", its
-    argument cut (with "…") so that how it ended stays in view."""
-    name = sanitize(str(call.meta.get("name", "?")))
-    line = Text.assemble(("  ▸ ", p.tool), (name, p.tool + Style(bold=True)))
-    argument = sanitize(key_argument(name, call.text))
-    if result is None:
-        return _fitted(line, argument, Text(""), p, width)
-    return _result_line(line, result, name, p, width, argument)
-
-
-def _result_line(line: Text, result: Item, name: str | None, p: Palette, width: int,
-                 argument: str = "") -> Text:
-    status, failed, size = outcome(result, name)
-    parts = [(status, p.error if failed else p.note if status == "stopped" else p.tool),
-             (size, p.tool)]
-    tail = Text(" · ", style=p.tool).join(Text(sanitize(text), style=style)
-                                          for text, style in parts if text)
-    if argument:
-        tail = Text(" · ", style=p.tool) + tail
-    return _fitted(line, argument, tail, p, width)
-
-
-def _fitted(line: Text, argument: str, tail: Text, p: Palette, width: int) -> Text:
-    room = width - line.cell_len - tail.cell_len - 1
-    if argument:
-        if cell_len(argument) > room:  # cut from the end, the tail kept whole
-            argument = argument[: max(1, room - 1)] + "…"
-        line.append(" " + argument, style=p.tool)
-    line.append_text(tail)
-    line.no_wrap, line.overflow = True, "ellipsis"  # too narrow still: cut at the edge
-    return line
-
-
 def _one_line(text: str) -> str:
     # Only the start is looked at: a 10 MB argument costs what a short one does.
     line = " ".join(text[: TOOL_PREVIEW * 4].split())
@@ -303,18 +269,20 @@ def _note(text: str, width: int, style: Style) -> list[Strip]:
 
 def render_item(console: Console, item: Item, width: int, *, expanded: bool = False,
                 gap: bool = True, palette: Palette = PLAIN, outside: bool = False,
-                id_width: int = 0, pair: Item | None = None) -> Sequence[Strip]:
+                id_width: int = 0, pair: Item | None = None,
+                running: str | None = None) -> Sequence[Strip]:
     """The item's lines at this width, with a blank line after it.
 
     `outside`: the agent no longer sees this message; it is drawn in the palette's
     `outside` colour. `id_width`: a gutter of that many cells at the left holds a
     message's id (on its first line). `pair`: a tool call's result, or a result's call,
-    when it is at hand (a folded call shows how its result ended).
+    when it is at hand (a folded call shows how its result ended). `running`: the call
+    runs, stopped by that key (its line shows for how long).
     """
     width = max(1, width)
     inner = max(1, width - id_width - (len(OUTSIDE_BAR) if outside else 0))
     tail = [Strip.blank(0)] if gap and item.kind != "tool_call" else []
-    body = _body(console, item, inner, expanded, palette, outside, pair)
+    body = _body(console, item, inner, expanded, palette, outside, pair, running)
     if outside:  # a bar down its left side: the run shows without colours too
         body = _with_gutter(body, OUTSIDE_BAR, OUTSIDE_BAR, palette.outside_label)
         tail = [Strip([Segment(OUTSIDE_BAR, palette.outside_label)])] if tail else []
@@ -329,7 +297,7 @@ def render_item(console: Console, item: Item, width: int, *, expanded: bool = Fa
 
 
 def _body(console: Console, item: Item, width: int, expanded: bool, p: Palette,
-          outside: bool, pair: Item | None = None) -> Sequence[Strip]:
+          outside: bool, pair: Item | None = None, running: str | None = None) -> Sequence[Strip]:
     recolour = p.outside if outside else None
     if folds(item) and (expanded or item.kind not in ("tool_call", "tool_result")):
         # (Folded tool entries show one line already.)
@@ -346,7 +314,8 @@ def _body(console: Console, item: Item, width: int, expanded: bool, p: Palette,
         note = _note(f"… {hidden:,} more characters not shown ({chars:,} in all) · Ctrl+O shows all",
                      width, p.fold)
         return strips[: MAX_ITEM_LINES - 1] + note
-    return _draw(console, _renderable(item, expanded, p, width, pair), width, p, recolour)
+    return _draw(console, _renderable(item, expanded, p, width, pair, running), width, p,
+                 recolour)
 
 
 def _with_gutter(body: Sequence[Strip], first_text: str, rest_text: str,

@@ -26,7 +26,8 @@ def item_from_event(event: Event) -> Item | None:
         return Item(event.id, event.kind, str(p.get("content") or ""),
                     {"interrupted": bool(p.get("interrupted")), "reason": p.get("reason")})
     if event.kind == "tool_call":
-        return Item(event.id, "tool_call", str(p.get("arguments") or ""), {"name": p.get("name", "?")})
+        return Item(event.id, "tool_call", str(p.get("arguments") or ""),
+                    {"name": p.get("name", "?"), "at": event.created_at})
     if event.kind == "tool_result":
         return Item(event.id, "tool_result", str(p.get("content") or ""),
                     {"error": bool(p.get("is_error")), "interrupted": bool(p.get("interrupted")),

@@ -5,7 +5,8 @@ model's input limit, then what the agent spent so far, ``spent 12K $0.04`` (toke
 and out, and their cost when the model map prices them), then the request's size over
 the window's budget (the gauge shows it too: a narrow tree drops it first).
 
-A row fits the tree's width: the fields that do not fit are dropped from the end, whole,
+A row fits the tree's width, its usage whole: the name gives way first (its id, then
+the spending, then the name's end); only then are fields dropped from the end, whole,
 and the row ends with ``…`` (never cut in the middle of a number); the tree never
 scrolls sideways. An agent with news the user has not seen (a turn ended, failed, mail)
 carries a ``new`` badge right after its name, kept whatever the width.
@@ -32,7 +33,7 @@ from textual.widgets.tree import TreeNode
 
 from ikigai_tui.core.tokens.limits import format_percent, format_tokens, usage_state
 from ikigai_tui.tui.bindings import TREE
-from ikigai_tui.tui.fit import fit
+from ikigai_tui.tui.fit import cut, fit
 from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 
@@ -141,15 +142,22 @@ def _short_head(row: AgentRow, focused: bool, styles: TreeStyles, badge: Text,
     return text
 
 
-def _fields(row: AgentRow, focused: bool, styles: TreeStyles) -> tuple[Text, Text, list[Text]]:
-    """The row's head (marker, status, name), its badge, and its other fields in the order
-    shown (each with its leading separator): the last ones are dropped first."""
+class _Fields(NamedTuple):
+    head: Text  # marker, status, name
+    badge: Text
+    rest: list[Text]  # the other fields in the order shown, each with its leading separator
+    spent: int | None  # the index in `rest` of what the agent spent (the first let go)
+
+
+def _fields(row: AgentRow, focused: bool, styles: TreeStyles, budget: bool = True) -> _Fields:
+    """`budget`: the fill over the window's budget ("1.9K/2K"), else the fill alone."""
     head = _head(row, focused, styles, _name(row))
     badge = Text()
     if row.new:
         badge.append(" ")
         badge.append(NEW_BADGE, style=styles.mail + Style(reverse=True))
     rest: list[Text] = []
+    spent: int | None = None
     measured = row.percent is not None and math.isfinite(row.percent)
     if measured:
         percent = max(0.0, row.percent)
@@ -157,38 +165,65 @@ def _fields(row: AgentRow, focused: bool, styles: TreeStyles) -> tuple[Text, Tex
     if row.unread > 0:
         rest.append(Text(f" ✉{row.unread}", style=styles.mail))
     if row.spent:  # what it cost before the fill, which the gauge shows too
+        spent = len(rest)
         rest.append(Text(f" · {row.spent}", style=styles.fill))
-    if measured and row.tokens is not None:  # the window's fill last: a narrow tree drops it
-        window = f"/{format_tokens(row.budget)}" if row.budget > 0 else ""
+    if measured and row.tokens is not None:
+        window = f"/{format_tokens(row.budget)}" if row.budget > 0 and budget else ""
         rest.append(Text(f" · {format_tokens(row.tokens)}{window}", style=styles.fill))
-    return head, badge, rest
+    return _Fields(head, badge, rest, spent)
+
+
+def _joined(*parts: Text) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for part in parts:
+        text.append_text(part)
+    return text
 
 
 def agent_label(row: AgentRow, focused: bool, styles: TreeStyles = PLAIN_TREE,
                 width: int | None = None) -> Text:
     """The one-line label of a node (never parsed as markup), fitted to `width` cells when
-    given: whole fields dropped from the end and ``…`` in their place; a name too long
-    for even that loses its id, then its end (_short_head)."""
-    head, badge, rest = _fields(row, focused, styles)
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append_text(head)
-    text.append_text(badge)
-    full = text.copy()
-    for field in rest:
-        full.append_text(field)
-    if width is not None and full.cell_len > width:
-        kept = 0
-        while kept < len(rest) and (text.cell_len + rest[kept].cell_len + len(MORE) <= width):
-            text.append_text(rest[kept])
-            kept += 1
-        if text.cell_len + len(MORE) > width:  # the name itself is too long
-            text = _short_head(row, focused, styles, badge, width)
-        else:
-            text.append(MORE, style=styles.fill)
-    else:
-        text = full
+    given. The usage (its share and the window's fill) is what the row is for: the name
+    gives way first (its id, then what it spent, then the name's end, down to
+    MIN_NAME cells), then the window's budget after the fill (the gauge says it); only
+    then are whole fields dropped from the end, ``…`` in their place; a name too long
+    for even that loses its end (_short_head)."""
+    head, badge, rest, spent = _fields(row, focused, styles)
+    text = _joined(head, badge, *rest)
+    if width is not None and text.cell_len > width:
+        text = _fitted(row, focused, styles, _Fields(head, badge, rest, spent), width)
     if row.status == "dead":
         text.stylize("dim")
+    return text
+
+
+MIN_NAME = 6  # cells of a name cut to keep the usage whole ("resea…")
+
+
+def _fitted(row: AgentRow, focused: bool, styles: TreeStyles, fields: _Fields,
+            width: int) -> Text:
+    head, badge, rest, spent = fields
+    name = _name(row)
+    if name.endswith(")") and " (" in name:  # the id goes first, whole
+        name = name[:name.rindex(" (")]
+        head = _head(row, focused, styles, name)
+        if (text := _joined(head, badge, *rest)).cell_len <= width:
+            return text
+    for shown in (rest, _fields(row, focused, styles, budget=False).rest):
+        kept = [field for index, field in enumerate(shown) if index != spent]
+        more = [Text(MORE, style=styles.fill)] if len(kept) < len(shown) else []
+        fields_len = sum(field.cell_len for field in (*kept, *more))
+        room = width - _head(row, focused, styles, "").cell_len - badge.cell_len - fields_len
+        if room >= min(MIN_NAME, cell_len(name)):  # the name's end gives way to the usage
+            return _joined(_head(row, focused, styles, cut(name, room)), badge, *kept, *more)
+    text = _joined(head, badge)
+    dropped = 0
+    while dropped < len(rest) and (text.cell_len + rest[dropped].cell_len + len(MORE) <= width):
+        text.append_text(rest[dropped])
+        dropped += 1
+    if text.cell_len + len(MORE) > width:  # the name itself is too long
+        return _short_head(row, focused, styles, badge, width)
+    text.append(MORE, style=styles.fill)
     return text
 
 

@@ -30,6 +30,7 @@ from ikigai_tui.tui.widgets.history_bar import History, HistoryBar
 from ikigai_tui.tui.widgets.layout import Decor, layout
 from ikigai_tui.tui.lines import Lines, cost
 from ikigai_tui.tui.widgets.paging import EDGE, PAGE_ITEMS, Page, Paging  # noqa: F401
+from ikigai_tui.tui.widgets.running_tools import RunningTools, busy_of
 from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
 from ikigai_tui.tui.widgets.selection import SelectableLines
 from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
@@ -51,8 +52,8 @@ class _Hidden(tuple):
 HIDDEN: Sequence[Strip] = _Hidden()
 
 
-class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLines, ScrollView,
-                 can_focus=True):
+class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools, SelectableLines,
+                 ScrollView, can_focus=True):
     """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log;
     when it also has `outside(key)` and `context_version()` (AgentPages does), messages out
     of the agent's context are drawn apart."""
@@ -89,6 +90,9 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLi
         self._palette: Palette | None = None  # read from the theme at the first draw
         self.history: History | None = None  # every entry's key, for the scrollbar
         self._pairs: dict[int, Item] = {}  # loaded tool calls and results: key -> the other
+        self._calls_running: frozenset[int] = frozenset()  # see running_tools.py
+        self._ticker: Timer | None = None  # redraws their lines while some run
+        self._agent_busy = busy_of(pages)
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -146,7 +150,7 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLi
             return HIDDEN  # its call's line tells how it ended (Ctrl+O shows it whole)
         return render_item(self.app.console, item, self._content_width(), expanded=self.expanded,
                            palette=self.palette, outside=item.key in self.look.reasons,
-                           id_width=self.look.id_width, pair=pair)
+                           id_width=self.look.id_width, pair=pair, running=self.stop_key(item))
 
     def _pair(self, items: list[Item]) -> set[int]:
         """Find each loaded tool call's result (and each result's call); the keys of the
@@ -158,7 +162,8 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, SelectableLi
             if call is not None:
                 pairs[call.key], pairs[item.key] = item, call
         old, self._pairs = self._pairs, pairs
-        return {key for key in pairs.keys() | old.keys() if pairs.get(key) is not old.get(key)}
+        return {key for key in pairs.keys() | old.keys() if pairs.get(key) is not old.get(key)} \
+            | self._mark_running(items)
 
     def _gapped(self) -> list[Sequence[Strip]]:
         """The drawn items, a blank line after a tool call whose next shown item is neither
