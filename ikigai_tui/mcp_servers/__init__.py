@@ -313,8 +313,8 @@ class McpServers:
                 return await self._down(server, session, tool,
                                         f"did not answer within {server.config.timeout:g}s")
             if exc.code == CONNECTION_CLOSED:
-                return await self._down(server, session, tool, "stopped (its connection closed)",
-                                        said_before)
+                return await self._down(server, session, tool,
+                                        "exited or closed its connection", said_before)
             return CallOutcome(mask(f"Error from MCP server '{server_name}': {exc}", server.secrets),
                                True)
         except Exception as exc:  # a broken stream or transport: the server is gone
@@ -328,13 +328,12 @@ class McpServers:
         on its error output (what it wrote since byte `said_since`)."""
         name = server.config.name
         said = server.last_error_line(said_since) if said_since is not None else ""
-        if said:
-            why = f"{why} (it said: {said})"
+        said = f" (it said: {said})" if said else ""
         if server.session is session and server.state == RUNNING:
-            server.state, server.detail, server.tools = FAILED, f"{tool}: {why}", ()
+            server.state, server.detail, server.tools = FAILED, f"{why} during {tool}{said}", ()
             self.version += 1
             self._stop_soon(server)
-        line = (f"MCP server '{name}' {why} during {tool}; its tools are off until "
+        line = (f"MCP server '{name}' {why} during {tool}{said}; its tools are off until "
                 f"/mcp restart {name}")
         return CallOutcome(f"Error: {line}", True, line)
 

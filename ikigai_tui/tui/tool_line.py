@@ -29,17 +29,19 @@ def tool_line(call: Item, result: Item | None, p: Palette, width: int,
         return _fitted(line, argument, tail, p, width)
     if result is None:
         return _fitted(line, argument, Text(""), p, width)
-    return result_line(line, result, name, p, width, argument)
+    return result_line(line, result, name, p, width, argument, after_name=True)
 
 
 def result_line(line: Text, result: Item, name: str | None, p: Palette, width: int,
-                argument: str = "") -> Text:
+                argument: str = "", after_name: bool = False) -> Text:
+    """How a call ended, after `line` (its name and argument when `after_name`, else a
+    lone result's marker)."""
     status, failed, size = outcome(result, name)
     parts = [(status, p.error if failed else p.note if status == "stopped" else p.tool),
              (size, p.tool)]
     tail = Text(" · ", style=p.tool).join(Text(sanitize(text), style=style)
                                           for text, style in parts if text)
-    if argument:
+    if (argument or after_name) and tail.plain:  # a call without an argument: "name · ..."
         tail = Text(" · ", style=p.tool) + tail
     return _fitted(line, argument, tail, p, width)
 

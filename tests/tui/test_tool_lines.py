@@ -64,6 +64,7 @@ async def test_each_call_is_one_line_with_what_matters(bench):
             ("edit_file", {"path": "src/b.py", "old_text": "a", "new_text": "b"},
              "Error: the old text is not in src/b.py", {"is_error": True}),
             ("github__search", {"query": "ikigai bugs", "limit": 3}, "three issues", {}),
+            ("files__list_roots", {}, "/a\n/b", {}),
             ("bash", {"command": "sleep 60"}, "tick\n" + STOPPED,
              {"is_error": True, "interrupted": True}),
             ("bash", {"command": "yes"}, "y\nkilled after 5 s (timeout)", {"is_error": True}),
@@ -81,6 +82,7 @@ async def test_each_call_is_one_line_with_what_matters(bench):
             "▸ write_file notes.md · 1 line · 16 chars",
             "▸ edit_file src/b.py · error: the old text is not in src/b.py",
             "▸ github__search ikigai bugs · 1 line · 12 chars",
+            "▸ files__list_roots · 2 lines · 5 chars",
             "▸ bash sleep 60 · stopped · 1 line · 5 chars",
             "▸ bash yes · killed after 5 s (timeout) · 1 line · 2 chars",
         ]

@@ -183,3 +183,28 @@ def test_structured_content_alone_is_json_and_nothing_is_said_so():
 def test_a_huge_result_is_cut_and_says_so():
     text = render(NS(content=[block(type="text", text="y" * (RESULT_LIMIT + 500))]))
     assert text.startswith("y" * 100) and text.endswith("[cut: 500 more characters of this result]")
+
+
+def _toml_blocks(page: str, after: str) -> list[str]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / page).read_text(encoding="utf-8")
+    text = text[text.index(after):]
+    blocks = []
+    while "```toml\n" in text:
+        start = text.index("```toml\n") + len("```toml\n")
+        end = text.index("```", start)
+        blocks.append(text[start:end].replace("\n  ", "\n"))
+        text = text[end + 3:]
+    return blocks
+
+
+@pytest.mark.parametrize("page, after", [("README.md", "## Tools"),
+                                         ("docs/tools.md", "## MCP servers")])
+def test_the_documented_examples_load(tmp_path, page, after):
+    blocks = _toml_blocks(page, after)
+    assert blocks
+    servers = []
+    for block in blocks:
+        servers.extend(config_of(tmp_path, block).mcp_servers)
+    assert {"files", "github"} <= {s.name for s in servers}
