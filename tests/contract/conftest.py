@@ -19,9 +19,9 @@ class Backend:
     name: str
     root: Path
 
-    async def open(self, db: str = "log"):
+    async def open(self, db: str = "log", readonly: bool = False):
         """A new connection to the database called `db` (created on first use)."""
-        return await Store.open(self.root / f"{db}.db")
+        return await Store.open(self.root / f"{db}.db", readonly=readonly)
 
     def appender(self, db: str, *args: str) -> list[str]:
         """The command line of another process that writes to the database `db`."""
