@@ -26,7 +26,7 @@ from ikigai_tui.cli.print_mode import silence, error
 from ikigai_tui.config import Config, ConfigError, load
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.provider import ProviderError
-from ikigai_tui.core.ports import StoreError
+from ikigai_tui.core.ports import CannotOpen, StoreError
 
 USAGE = 2  # exit status of a usage or configuration error (as argparse's own)
 FORMATS = ("text", "json", "stream-json")
@@ -253,7 +253,10 @@ async def _dispatch(args: argparse.Namespace, config: Config) -> int:
 
 
 def _tui(args: argparse.Namespace, config: Config) -> int:
-    from ikigai_tui.runtime import create_app
+    from ikigai_tui.runtime import create_app, reachable
+
+    if config.db_is_url:  # a server that cannot be reached: one line, before the screen
+        asyncio.run(reachable(config))
 
     app = create_app(config, model_override=args.model)
     app.run()
@@ -322,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 1
             return _tui(args, config)
         return asyncio.run(_dispatch(args, config))
-    except ConfigError as exc:  # a bad setting or option value: a usage error
+    except (ConfigError, CannotOpen) as exc:  # a bad setting, option or database: usage
         error(str(exc))
         return USAGE
     except (StoreError, CommandError, ProviderError) as exc:

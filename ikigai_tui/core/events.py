@@ -95,7 +95,7 @@ class NewEvent(NamedTuple):
 class WriteBatch:
     """Everything one action writes, committed in one transaction or not at all."""
 
-    __slots__ = ("events", "new_agents", "agent_updates", "factors")
+    __slots__ = ("events", "new_agents", "agent_updates", "factors", "key")
 
     def __init__(self) -> None:
         self.events: list[NewEvent] = []
@@ -104,6 +104,9 @@ class WriteBatch:
         self.agent_updates: list[tuple[str, str, Any]] = []
         # (model, factor, samples): token-count correction learned with this batch's usage
         self.factors: list[tuple[str, float, int]] = []
+        # Its idempotency key, given by a store that can lose a commit's acknowledgement
+        # (PostgreSQL): sent again, a batch already committed is not written twice.
+        self.key: str | None = None
 
     def add(self, agent_id: str, kind: str, payload: dict[str, Any]) -> int:
         """Queue an event; returns its index for EventRef."""

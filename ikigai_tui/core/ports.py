@@ -33,6 +33,11 @@ class StoreError(Exception):
     """A database that cannot be used; the message is meant for the user."""
 
 
+class CannotOpen(StoreError):
+    """The database named cannot be reached or opened (no server there, a password
+    refused, no such database): a setting to fix, told before anything starts."""
+
+
 class ConflictError(StoreError):
     """Another writer got there first (an agent of the same name, an unknown agent):
     nothing of the batch was written."""

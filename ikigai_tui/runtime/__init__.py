@@ -128,6 +128,13 @@ def compaction_settings(config: Config, providers: Providers) -> CompactionSetti
         summarize_pruned=config.summarize_pruned, pruned_reserve=config.summary_reserve)
 
 
+async def reachable(config: Config) -> None:
+    """Open the configured database and close it: CannotOpen (one line) when it cannot
+    be reached, before a full screen starts."""
+    store = await open_store(config.db)
+    await store.close()
+
+
 async def close_session(session: Session) -> None:
     await session.close()
     await session.store.close()

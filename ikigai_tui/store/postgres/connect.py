@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ikigai_tui.core.ports import ConflictError, StoreError
+from ikigai_tui.core.ports import CannotOpen, ConflictError, StoreError
 from ikigai_tui.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
 from ikigai_tui.store.postgres.url import Target
 
@@ -22,31 +22,28 @@ def driver() -> Any:
     return asyncpg
 
 
-def _host(target: Target) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(target.dsn)
-    return parts.hostname or "localhost" + (f":{parts.port}" if parts.port else "")
-
-
-def opening_error(target: Target, exc: BaseException) -> StoreError:
+def opening_error(target: Target, exc: BaseException) -> CannotOpen:
     """Why a log could not be opened, in one line."""
     asyncpg = driver()
     where = target.shown
     if isinstance(exc, asyncpg.InvalidPasswordError):
-        return StoreError(f"cannot open {where}: the password was refused")
+        return CannotOpen(f"cannot open {where}: the password was refused")
     if isinstance(exc, asyncpg.InvalidAuthorizationSpecificationError):
-        return StoreError(f"cannot open {where}: {_first_line(exc)}")
+        return CannotOpen(f"cannot open {where}: {_first_line(exc)}")
     if isinstance(exc, asyncpg.InvalidCatalogNameError):
-        return StoreError(f"cannot open {where}: no such database ({_first_line(exc)})")
+        return CannotOpen(f"cannot open {where}: no such database ({_first_line(exc)})")
     if isinstance(exc, (OSError, TimeoutError)):
-        return StoreError(f"cannot reach the PostgreSQL server of {where} ({_first_line(exc)})")
-    return StoreError(f"cannot open {where}: {_first_line(exc)}")
+        return CannotOpen(f"cannot reach the PostgreSQL server of {where} ({_first_line(exc)})")
+    return CannotOpen(f"cannot open {where}: {_first_line(exc)}")
 
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+class ConnectionLost(StoreError):
+    """The server could not be reached or the connection dropped: worth another try."""
 
 
 @contextlib.contextmanager
@@ -60,10 +57,13 @@ def translated(shown: str) -> Iterator[None]:
         raise ConflictError(_first_line(exc)) from exc
     except asyncpg.ReadOnlySQLTransactionError as exc:
         raise StoreError(f"cannot write to {shown}: it was opened read-only") from exc
+    except (asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
+            asyncpg.AdminShutdownError, asyncpg.CrashShutdownError) as exc:
+        raise ConnectionLost(f"lost the connection to {shown} ({_first_line(exc)})") from exc
     except asyncpg.PostgresError as exc:
         raise StoreError(f"{shown}: {_first_line(exc)}") from exc
-    except (OSError, asyncpg.InterfaceError, asyncpg.exceptions.ConnectionDoesNotExistError) as exc:
-        raise StoreError(f"lost the connection to {shown} ({_first_line(exc)})") from exc
+    except (OSError, TimeoutError, asyncpg.InterfaceError) as exc:
+        raise ConnectionLost(f"lost the connection to {shown} ({_first_line(exc)})") from exc
 
 
 async def connect_pool(target: Target, readonly: bool) -> Any:

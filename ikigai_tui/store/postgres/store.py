@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import time
+import uuid
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -27,7 +28,7 @@ from ikigai_tui.core.replay.bodies import outline_row
 from ikigai_tui.core.replay.rows import Rows
 from ikigai_tui.core.usage.ledger import TIER  # noqa: F401 (the usage tier callers pass)
 from ikigai_tui.store.postgres.connect import (
-    LOCK_CLASS, connect_pool, driver, ready_schema, translated,
+    LOCK_CLASS, ConnectionLost, connect_pool, driver, ready_schema, translated,
 )
 from ikigai_tui.store.postgres.search import search_text, ts_query, word_query
 from ikigai_tui.store.postgres.url import parse
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "ikigai_events"  # NOTIFY's channel; the payload is the log's schema
 FALLBACK = 1.0  # seconds between looks at the log when no notification came
+RETRY_FOR = 30.0  # seconds a lost connection is tried again before the write fails
+RETRY_FIRST, RETRY_MOST = 0.1, 2.0  # the backoff's first and longest waits
 TAIL_BATCH = 5000
 ROW_BATCH = 5000
 PAYLOAD_BATCH = 5000
@@ -75,6 +78,9 @@ class PgStore(GroupCommit):
         self._feed: asyncio.Task | None = None
         self._wake = asyncio.Event()
         self._listener: Any = None
+        # Told when the server is lost (a line) and back (None): the status bar's line.
+        self.on_trouble: Any = None
+        self._troubled = False
 
     @classmethod
     async def open(cls, url: str, *, create: bool = True, readonly: bool = False) -> PgStore:
@@ -106,21 +112,52 @@ class PgStore(GroupCommit):
                 pass
         await self._pool.close()
 
+    async def _retrying(self, attempt: Any) -> Any:
+        """`attempt()` again, with backoff, while the server is lost (for RETRY_FOR
+        seconds): a restarted server or a dropped connection costs a wait, not the work.
+        What was committed stays committed; a batch sent again is written once (its key)."""
+        delay, deadline = RETRY_FIRST, time.monotonic() + RETRY_FOR
+        while True:
+            try:
+                result = await attempt()
+            except ConnectionLost as exc:
+                if self._closed or time.monotonic() + delay > deadline:
+                    raise
+                self._trouble(f"{exc}; trying again")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MOST)
+                continue
+            if self._troubled:
+                self._trouble(None)
+            return result
+
+    def _trouble(self, line: str | None) -> None:
+        self._troubled = line is not None
+        if line is not None:
+            log.warning("%s", line)
+        if self.on_trouble is not None:
+            try:
+                self.on_trouble(line)
+            except Exception:
+                log.exception("the trouble listener failed")
+
+    async def _on_connection(self, job: Any) -> Any:
+        async def attempt() -> Any:
+            with translated(self.path):
+                async with self._pool.acquire() as con:
+                    return await job(con)
+
+        return await self._retrying(attempt)
+
     async def _fetch(self, sql: str, *args: Any) -> list:
-        with translated(self.path):
-            async with self._pool.acquire() as con:
-                return await con.fetch(sql, *args)
+        return await self._on_connection(lambda con: con.fetch(sql, *args))
 
     async def _value(self, sql: str, *args: Any) -> Any:
-        with translated(self.path):
-            async with self._pool.acquire() as con:
-                return await con.fetchval(sql, *args)
+        return await self._on_connection(lambda con: con.fetchval(sql, *args))
 
     async def _execute(self, sql: str, *args: Any) -> None:
         self._check_writable()
-        with translated(self.path):
-            async with self._pool.acquire() as con:
-                await con.execute(sql, *args)
+        await self._on_connection(lambda con: con.execute(sql, *args))
 
     def _check_writable(self) -> None:
         if self.readonly:
@@ -129,10 +166,28 @@ class PgStore(GroupCommit):
     # -- writing ---------------------------------------------------------------
 
     async def _commit(self, batches: list[WriteBatch]) -> list[list[Event]]:
-        async with self._lock:
-            with translated(self.path):
-                async with self._pool.acquire() as con:
-                    return await self._commit_batches(con, batches)
+        for batch in batches:
+            batch.key = batch.key or uuid.uuid4().hex
+
+        async def attempt() -> list[list[Event]]:
+            async with self._lock:
+                with translated(self.path):
+                    async with self._pool.acquire() as con:
+                        return await self._commit_batches(con, batches)
+
+        return await self._retrying(attempt)
+
+    async def _committed(self, con: Any, batches: list[WriteBatch]) -> dict[str, list[Event]]:
+        """The batches of these that an earlier attempt committed (its acknowledgement
+        lost with the connection), by key, with their events as they were written."""
+        rows = await con.fetch("SELECT key, first_id, last_id FROM batches WHERE key = ANY($1)",
+                               [b.key for b in batches])
+        found: dict[str, list[Event]] = {}
+        for key, first, last in rows:
+            events = await con.fetch(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id BETWEEN "
+                                     "$1 AND $2 ORDER BY id", first, last)
+            found[key] = [_event(r) for r in events]
+        return found
 
     async def _commit_batches(self, con: Any, batches: list[WriteBatch]) -> list[list[Event]]:
         now = time.time()
@@ -143,10 +198,16 @@ class PgStore(GroupCommit):
             next_id = int(await con.fetchval("SELECT COALESCE(MAX(id), 0) FROM events")) + 1
             if self._high is not None and next_id - 1 > self._high:
                 prior = await self._foreign(con, self._high)
+            done = await self._committed(con, batches)
             agents: list[AgentRecord] = []
             results: list[list[Event]] = []
             rows: list[tuple] = []
+            keys: list[tuple] = []
             for batch in batches:
+                if batch.key in done:  # written already: not again
+                    results.append(done[batch.key])
+                    continue
+                keys.append((batch.key, next_id, next_id + len(batch.events) - 1))
                 first = next_id
                 agents.extend(resolve_agent(a, first, now) for a in batch.new_agents)
                 events = []
@@ -179,13 +240,21 @@ class PgStore(GroupCommit):
                     "INSERT INTO token_factors (model, factor, samples) VALUES ($1, $2, $3) "
                     "ON CONFLICT (model) DO UPDATE SET factor = excluded.factor, "
                     "samples = excluded.samples", factors)
+            if keys:
+                await con.executemany("INSERT INTO batches (key, first_id, last_id) "
+                                      "VALUES ($1, $2, $3)", keys)
             if rows or agents or updates:
                 await con.execute("SELECT pg_notify($1, $2)", CHANNEL, self.schema)
         if prior is not None:
             self._deliver(prior, foreign=True)
         if self._high is not None:
-            self._high = next_id - 1
-        self._deliver(([e for events in results for e in events], agents, updates))
+            self._high = max(self._high, next_id - 1)
+        # Batches an earlier attempt committed reached the hooks with the other writers'
+        # events before them (`prior`), when the feed runs; else they go now.
+        fresh = [e for batch, events in zip(batches, results)
+                 if prior is None or batch.key not in done for e in events]
+        if fresh or agents or updates:
+            self._deliver((fresh, agents, updates))
         return results
 
     # -- the change feed -------------------------------------------------------
