@@ -66,9 +66,7 @@ async def test_word_hits_are_prefix_matches_within_the_id_range(backend):
 async def test_a_read_only_log_refuses_to_keep_vectors(backend, tmp_path):
     log = await with_agents(backend, "a")
     await log.close()
-    from ikigai_tui.store.sqlite.store import Store
-
-    ro = await Store.open(backend.root / "log.db", readonly=True)
+    ro = await backend.open("log", readonly=True)
     try:
         with pytest.raises(StoreError):
             await ro.save_message_vectors("m", block(1))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.ports import StoreError
-from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.core.tokens.kept import pack, unpack as unpack_arrays
 
 
@@ -66,7 +65,7 @@ async def test_a_read_only_log_keeps_no_counts(backend):
     await log.close()
     if backend.name != "sqlite":
         pytest.skip("read-only opening is the SQLite backend's")
-    ro = await Store.open(backend.root / "log.db", readonly=True)
+    ro = await backend.open("log", readonly=True)
     try:
         assert unpack(await ro.token_blocks("o200k_base", 1, 1), [1]) == {1: 2.0}
         with pytest.raises(StoreError, match="read-only"):
