@@ -19,7 +19,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.pg_server import PgServer, PgServerError, port_open
+from tests.pg_server import PgServer, PgServerError, install_dir, port_open
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,6 +73,23 @@ async def test_a_stop_and_a_start_keep_the_data_and_the_port(pg_url, pg_server):
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root's server runs as another user")
 def test_as_root_the_server_runs_as_nobody(pg_server):
     assert os.stat(f"/proc/{pg_server.proc.pid}").st_uid == pwd.getpwnam("nobody").pw_uid
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's server runs as another user")
+def test_as_root_a_wheel_nobody_can_reach_is_copied_for_the_server(tmp_path):
+    """A checkout under a folder only root may enter (root's home, pytest's tmp_path)."""
+    hidden = tmp_path / "venv"
+    hidden.mkdir(mode=0o700)
+    package = install_dir().parent
+    (hidden / package.name).symlink_to(package)
+    (hidden / f"{package.name}.libs").symlink_to(package.parent / f"{package.name}.libs")
+    server = PgServer(hidden / package.name / "pginstall")
+    try:
+        assert server.install.is_relative_to(server.root)
+        server.start()
+        assert server.sql("SELECT 6 * 7").strip() == "42"
+    finally:
+        server.close()
 
 
 def test_close_ends_the_server_and_deletes_its_folder():
