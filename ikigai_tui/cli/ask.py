@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 
@@ -38,7 +39,7 @@ def prompt_of(args: argparse.Namespace) -> str:
 
 async def ask(args: argparse.Namespace, config: Config) -> int:
     text = prompt_of(args)
-    if args.agent and not config.db.exists():
+    if args.agent and not config.db_is_url and not os.path.exists(config.db):
         raise OptionError(f"no agent named or with id starting '{args.agent}': there is no "
                           f"database at {config.db} yet")
     session = await open_session(config)

@@ -79,11 +79,14 @@ async def _examine(config: Config) -> tuple[int, int, list[str]]:
 
 
 async def check(args: argparse.Namespace, config: Config) -> int:
-    path = Path(config.db)
+    if config.db_is_url and args.recover:
+        raise StoreError("--recover reads a damaged SQLite file; a PostgreSQL log is "
+                         "recovered by the server's own backups")
+    path = config.db_shown if config.db_is_url else Path(config.db)
     target = Path(args.recover).expanduser() if args.recover else None
     if target is not None and target.exists():
         raise StoreError(f"{target} already exists; give a new file name (nothing is written over)")
-    if not path.exists():
+    if not config.db_is_url and not Path(path).exists():
         raise StoreError(f"no database at {path}")
     agents, events, problems = await _examine(config)
     _say(f"{path}: {agents} agents, {events} events, {len(problems)} problems")

@@ -11,7 +11,7 @@ from ikigai_tui.support.inert import dumps
 
 
 def locations(config: Config) -> dict[str, str]:
-    return {"config": str(config.config_path), "database": str(config.db),
+    return {"config": str(config.config_path), "database": config.db_shown,
             "memories": str(memories_dir()), "logs": str(default_log_dir())}
 
 

@@ -223,7 +223,7 @@ def _check_options(args: argparse.Namespace, config: Config) -> None:
         reason = ("no such file" if not os.path.exists(script) else
                   "it is a folder" if os.path.isdir(script) else "not readable")
         raise OptionError(f"cannot read script {script}: {reason}")
-    if getattr(args, "agent", None) and not os.path.exists(config.db):
+    if getattr(args, "agent", None) and not config.db_is_url and not os.path.exists(config.db):
         raise OptionError(f"no agent named or with id starting '{args.agent}': there is no "
                           f"database at {config.db} yet")
 

@@ -18,13 +18,14 @@ from ikigai_tui.config.errors import ConfigError, OptionError
 from ikigai_tui.config.tables import TABLES, _where
 from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
 from ikigai_tui.core.tools.servers import ServerConfig
+from ikigai_tui.support.urls import is_url, shown
 
 APP = "ikigai"
 
 
 @dataclass(frozen=True)
 class Config:
-    db: Path
+    db: Path | str  # a SQLite file, or a postgresql:// URL (config.db_shown: no password)
     model: str | None  # None: the default (offline until a provider is configured)
     api_base: str | None
     budget: int
@@ -79,6 +80,15 @@ class Config:
     tool_results_trigger: float | None = None
     tool_results_keep: int = 3
     tool_results_exclude: tuple[str, ...] = ("memory",)
+
+    @property
+    def db_shown(self) -> str:
+        """The database as people see it: a file's path, or a URL without its password."""
+        return shown(self.db)
+
+    @property
+    def db_is_url(self) -> bool:
+        return is_url(self.db)
 
 
 def default_db() -> Path:
@@ -260,7 +270,7 @@ def load(
     chunk_tokens = _env_int(env, "IKIGAI_MATCHER_CHUNK_TOKENS")
     compaction = config_compact.read(env, file, _env_float, _checked_env, ConfigError)
     return Config(
-        db=Path(db or env.get("IKIGAI_DB") or file.get("db") or default_db()).expanduser(),
+        db=_database(db or env.get("IKIGAI_DB") or file.get("db") or default_db()),
         model=model or env.get("IKIGAI_MODEL") or file.get("model"),
         api_base=api_base or env.get("IKIGAI_API_BASE") or file.get("api_base"),
         budget=budget if budget is not None else file.get("sliding_context_tokens", DEFAULT_BUDGET),
@@ -291,6 +301,11 @@ def load(
         cwd=_folder("--cwd", cwd) if cwd is not None else None,
         **config_tools.read(env, file, _env_int, _env_float, _checked_env),
     )
+
+
+def _database(target: str | Path) -> Path | str:
+    """A SQLite file's path, or a PostgreSQL URL as it is (support/urls.py)."""
+    return str(target) if is_url(target) else Path(target).expanduser()
 
 
 def _folder(option: str, text: str) -> Path:

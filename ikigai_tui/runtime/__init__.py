@@ -18,7 +18,7 @@ from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.tools.running import ToolSettings
 from ikigai_tui.core.tool_results import ToolResultsSettings
-from ikigai_tui.store.sqlite.store import Store
+from ikigai_tui.store import open_store
 from ikigai_tui.support.heap import return_big_blocks
 from ikigai_tui.llm.providers import Providers
 from ikigai_tui.llm.providers import default_model as model_for_keys
@@ -61,7 +61,7 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
     from ikigai_tui.support import diagnostics
 
     watched = diagnostics.watch(providers)  # --debug: requests' sizes and timings logged
-    store = await Store.open(config.db, create=create and not readonly, readonly=readonly)
+    store = await open_store(config.db, create=create and not readonly, readonly=readonly)
     # Aliases and bare names are stored as the full names they stand for.
     settings = SessionSettings(model=providers.resolve(default_model(config)), budget=config.budget,
                                system_prompt=config.system_prompt,

@@ -9,12 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-URL_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_url(target: str | os.PathLike) -> bool:
-    """Whether `target` names a PostgreSQL database rather than a SQLite file."""
-    return str(target).startswith(URL_SCHEMES)
+from ikigai_tui.support.urls import is_url
 
 
 async def open_store(target: str | os.PathLike, *, create: bool = True,

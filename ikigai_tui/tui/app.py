@@ -82,7 +82,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.model_override = model_override
         self.session: Session | None = None
         self.focused_agent: str | None = None
-        self.db_label = db_label or str(config.db)
+        self.db_label = db_label or config.db_shown
         self._refresh_pending = False
         self._refreshing = False
         self._trimmed = False

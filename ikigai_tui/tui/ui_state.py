@@ -185,7 +185,7 @@ class PlaceKeeper(_Keeper):
 
     def __init__(self, app, config) -> None:
         super().__init__(app, config)
-        self.db = os.path.abspath(config.db)
+        self.db = config.db_shown if config.db_is_url else os.path.abspath(config.db)
         state = read_state(self.path)
         self.saved_width = _whole(state.get("tree_width"))
         place = state.get("places", {}).get(self.db) if isinstance(state.get("places"), dict) else None

@@ -31,6 +31,7 @@ import aiosqlite
 
 from ikigai_tui.core.events import AgentRecord, Event
 from ikigai_tui.core.ports import StoreError
+from ikigai_tui.store.writes import Delivery, derived_updates
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,6 @@ FALLBACK_SECONDS = 1.0  # ask SQLite at least this often even if the file looks 
 TAIL_BATCH = 5000
 AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id, budget"
 
-Delivery = tuple[list[Event], list[AgentRecord], list[tuple[str, str, Any]]]
 
 
 async def read_after(db: aiosqlite.Connection, after: int, limit: int | None = None) -> list[Event]:
@@ -66,19 +66,6 @@ async def foreign(db: aiosqlite.Connection, after: int, limit: int | None = None
     rows = await db.execute_fetchall(
         f"SELECT {AGENT_COLUMNS} FROM agents WHERE id IN ({marks}) ORDER BY created_at, rowid", ids)
     return events, [AgentRecord(*r) for r in rows], derived_updates(events)
-
-
-def derived_updates(events: list[Event]) -> list[tuple[str, str, Any]]:
-    """The agents-table changes that events stand for (what `agents` rows derive from)."""
-    out: list[tuple[str, str, Any]] = []
-    for e in events:
-        if e.kind == "kill":
-            out.append((e.agent_id, "status", "dead"))
-        elif e.kind == "model" and e.payload.get("model"):
-            out.append((e.agent_id, "model", e.payload["model"]))
-        elif e.kind == "rename" and e.payload.get("name"):
-            out.append((e.agent_id, "name", e.payload["name"]))
-    return out
 
 
 async def data_version(db: aiosqlite.Connection) -> int:

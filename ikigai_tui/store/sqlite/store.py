@@ -12,7 +12,7 @@ from typing import Any
 
 import aiosqlite
 
-from ikigai_tui.core.events import AgentRecord, Event, EventRef, WriteBatch
+from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
 from ikigai_tui.core.ports import CommitHook, StoreError
 from ikigai_tui.store.sqlite.feed import (
     POLL_INTERVAL, TAIL_BATCH, Delivery, Pace, data_version, foreign, poll, read_after,
@@ -23,6 +23,9 @@ from ikigai_tui.store.sqlite.payload_json import payload_bytes
 from ikigai_tui.store.sqlite.rows import AgentRows
 from ikigai_tui.store.sqlite.tokens import TokenCountRows
 from ikigai_tui.store.sqlite.vectors import MatchIndexRows
+from ikigai_tui.store.writes import (
+    UPDATABLE, GroupCommit, agent_params, resolve_agent, resolve_refs,
+)
 from ikigai_tui.core.usage.ledger import TIER
 
 USAGE_SCHEMA = 7  # usage_totals: every agent's usage, summed as it is written
@@ -31,18 +34,14 @@ __all__ = ["Store", "StoreError", "CommitHook"]
 
 log = logging.getLogger(__name__)
 _AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id, budget"
-_UPDATABLE = {"status", "model", "name"}
 
 
-class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
+class Store(GroupCommit, AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
     """An open event log. All writes go through one writer task that batches them."""
 
     def __init__(self, db: aiosqlite.Connection, path: Path, *, readonly: bool = False) -> None:
         super().__init__(db, path, readonly=readonly)
-        self._queue: asyncio.Queue[tuple[WriteBatch, asyncio.Future]] = asyncio.Queue()
-        self._writer: asyncio.Task | None = None
-        self._hooks: list[tuple[CommitHook, bool]] = []
-        self._closed = False
+        self._start_writes()
         # The change feed (see feed.py): the last id handed to the hooks, None until
         # start_feed. The lock: one transaction at a time on this connection (commits,
         # leases), and never a poll's delivery during a commit's.
@@ -62,70 +61,10 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
                 await self._poller
             except asyncio.CancelledError:
                 pass
-        if self._writer is not None:
-            await self._queue.join()
-            self._writer.cancel()
-            try:
-                await self._writer
-            except asyncio.CancelledError:
-                pass
+        await self._stop_writes()
         await self._db.close()
 
     # -- writing ---------------------------------------------------------------
-
-    def add_commit_hook(self, hook: CommitHook, *, with_origin: bool = False) -> None:
-        """Called after each commit with the new events in id order, before writers
-        resume; after start_feed, with other writers' events too. With with_origin the
-        hook gets a fourth argument: True for other writers' events."""
-        self._hooks.append((hook, with_origin))
-
-    async def write(self, batch: WriteBatch) -> list[Event]:
-        """Commit a batch atomically; returns its events with their ids. A database that
-        cannot take it (full disk, read-only, damaged) raises StoreError: nothing of the
-        batch is written and everything committed before is kept."""
-        if self._closed:
-            raise StoreError("the database is closed")
-        if self.readonly:
-            raise StoreError(f"cannot write to {self.path}: it was opened read-only")
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((batch, future))
-        return await future
-
-    async def append(self, agent_id: str, kind: str, payload: dict) -> Event:
-        batch = WriteBatch()
-        batch.add(agent_id, kind, payload)
-        return (await self.write(batch))[0]
-
-    async def _write_loop(self) -> None:
-        while True:
-            group = [await self._queue.get()]
-            while not self._queue.empty():
-                group.append(self._queue.get_nowait())
-            try:
-                await self._commit_group(group)
-            finally:
-                for _ in group:
-                    self._queue.task_done()
-
-    async def _commit_group(self, group: list[tuple[WriteBatch, asyncio.Future]]) -> None:
-        live = [(b, f) for b, f in group if not f.cancelled()]
-        if not live:
-            return
-        try:
-            results = await self._commit([b for b, _ in live])
-        except Exception as exc:
-            if len(live) > 1:
-                # One bad batch must not fail the others: retry them one by one.
-                for item in live:
-                    await self._commit_group([item])
-            elif not live[0][1].done():
-                live[0][1].set_exception(exc)
-            return
-        for (_, future), events in zip(live, results):
-            if not future.done():
-                future.set_result(events)
 
     async def _commit(self, batches: list[WriteBatch]) -> list[list[Event]]:
         async with self._lock:
@@ -177,18 +116,6 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
         with self._reading():
             return await read_after(self._db, after, limit)
 
-    def _deliver(self, delivery: Delivery, foreign: bool = False) -> None:
-        for hook, with_origin in self._hooks:
-            # The transaction is committed: a failing hook must never make the caller
-            # think otherwise (a retry would write the batch twice).
-            try:
-                if with_origin:
-                    hook(*delivery, foreign)
-                else:
-                    hook(*delivery)
-            except Exception:
-                log.exception("commit hook failed")
-
     async def _commit_batches(self, batches: list[WriteBatch]) -> list[list[Event]]:
         db = self._db
         now = time.time()
@@ -207,10 +134,10 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
             params: list[tuple] = []
             for batch in batches:
                 first = next_id
-                agents.extend(_resolve_agent(a, first, now) for a in batch.new_agents)
+                agents.extend(resolve_agent(a, first, now) for a in batch.new_agents)
                 events = []
                 for ev in batch.events:
-                    payload = _resolve_refs(ev.payload, first)
+                    payload = resolve_refs(ev.payload, first)
                     events.append(Event(next_id, ev.agent_id, ev.kind, payload, now))
                     params.append((next_id, ev.agent_id, ev.kind, payload_bytes(payload), now))
                     next_id += 1
@@ -218,7 +145,7 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
             if agents:
                 await db.executemany(
                     f"INSERT INTO agents ({_AGENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [_agent_params(a) for a in agents],
+                    [agent_params(a) for a in agents],
                 )
             if params:
                 # The payload bound as UTF-8 bytes, stored as text: bound as a str, one
@@ -231,7 +158,7 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
                 )
             updates = [u for b in batches for u in b.agent_updates]
             for agent_id, column, value in updates:
-                if column not in _UPDATABLE:
+                if column not in UPDATABLE:
                     raise ValueError(f"agents.{column} cannot be updated")
                 await db.execute(f"UPDATE agents SET {column} = ? WHERE id = ?", (value, agent_id))
             factors = [f for b in batches for f in b.factors]
@@ -363,27 +290,3 @@ class Store(AgentRows, Leases, MatchIndexRows, TokenCountRows, LogFile):
         rows = await self._fetch(f"PRAGMA integrity_check({int(limit)})")
         found = [str(r[0]) for r in rows]
         return [] if found == ["ok"] else found
-
-
-def _agent_params(agent: AgentRecord) -> tuple:
-    return (
-        agent.id, agent.parent_id, agent.name, agent.model, agent.status,
-        agent.created_at, agent.fork_event_id, agent.budget,
-    )
-
-
-def _resolve_agent(agent: AgentRecord, first_id: int, now: float) -> AgentRecord:
-    fork = agent.fork_event_id
-    if isinstance(fork, EventRef):
-        fork = first_id + fork.index
-    return AgentRecord(
-        agent.id, agent.parent_id, agent.name, agent.model, agent.status,
-        agent.created_at or now, fork, agent.budget,
-    )
-
-
-def _resolve_refs(payload: dict, first_id: int) -> dict:
-    if not any(isinstance(v, EventRef) for v in payload.values()):
-        return payload
-    return {k: (first_id + v.index if isinstance(v, EventRef) else v) for k, v in payload.items()}
-

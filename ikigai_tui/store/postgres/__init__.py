@@ -1,0 +1,1 @@
+"""The PostgreSQL event log (asyncpg, imported only when a postgresql:// URL is used)."""
