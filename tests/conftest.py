@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,31 @@ async def session(db_path):
     yield sess
     await sess.close()
     await store.close()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """This worker's PostgreSQL server (tests/pg_server.py), started at the first test that
+    asks for it, stopped and deleted at the end of the run. It never skips: a server that
+    cannot start fails the tests that need it, with its log's tail."""
+    from tests.pg_server import PgServer
+
+    server = PgServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> Iterator[str]:
+    """The URL of a fresh database of its own on the worker's server (dropped after)."""
+    pg_server.start()  # a test before may have stopped it (the fault tests)
+    url = pg_server.create_database()
+    yield url
+    if pg_server.running:
+        pg_server.drop_database(url)
 
 
 def run_ikigai(*args: str, input: str | None = None, env: dict | None = None,

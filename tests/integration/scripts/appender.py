@@ -8,6 +8,8 @@ Every event is reported on standard output as soon as its transaction has commit
 so the parent can check, after killing this process at any moment, that everything it
 was told is committed is in the log, unchanged.
 
+DB is what a --db names: a SQLite file's path or a postgresql:// URL (store.open_store).
+
 Modes:
   session DB TAG [--turns N]
       Opens a Session on the offline model and loops over the root agent: a user message
@@ -16,7 +18,7 @@ Modes:
       second coroutine writes user+assistant batches straight to the store for an agent
       named `bulk` (forked from the root on first use). N = 0 (default) loops forever.
   batches DB TAG --agent ID [--writers K] [--count M] [--go FILE] [--pause S]
-      K coroutines each commit M batches (user + assistant) for agent ID with Store.write,
+      K coroutines each commit M batches (user + assistant) for agent ID with store.write,
       concurrently (so they are group-committed), sleeping S seconds after each. With
       --go, writing starts only once FILE exists (after READY), so that several
       processes can be started together.
@@ -38,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
-from ikigai_tui.store.sqlite.store import Store  # noqa: E402
+from ikigai_tui.core.ports import Persistence  # noqa: E402
+from ikigai_tui.store import open_store  # noqa: E402
 from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 
@@ -57,7 +60,7 @@ def report(events, agents, updates) -> None:
     sys.stdout.flush()
 
 
-async def bulk_writer(store: Store, agent_id: str, tag: str, stop: asyncio.Event) -> None:
+async def bulk_writer(store: Persistence, agent_id: str, tag: str, stop: asyncio.Event) -> None:
     j = 0
     while not stop.is_set():
         batch = WriteBatch()
@@ -69,7 +72,7 @@ async def bulk_writer(store: Store, agent_id: str, tag: str, stop: asyncio.Event
 
 
 async def session_mode(db: str, tag: str, turns: int) -> None:
-    store = await Store.open(db)
+    store = await open_store(db)
     store.add_commit_hook(report)
     session = await Session.open(store, Providers(), SessionSettings())
     root = session.tree.root
@@ -103,7 +106,7 @@ async def session_mode(db: str, tag: str, turns: int) -> None:
 
 async def batches_mode(db: str, tag: str, agent_id: str, writers: int, count: int,
                        go: str | None, pause: float) -> None:
-    store = await Store.open(db)
+    store = await open_store(db)
     store.add_commit_hook(report)
     print("READY", flush=True)
     waited = 0.0
