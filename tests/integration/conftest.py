@@ -74,3 +74,26 @@ async def slow_session(tmp_path):
     yield sess
     await sess.close()
     await store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path):
+    """database(name) -> where a test's log lives, on each engine in turn: a SQLite file in
+    tmp_path, or a fresh database on the worker's PostgreSQL server (tests/pg_server.py).
+    The context-semantics tests take it, so they hold on both engines."""
+    made: list[str] = []
+
+    def where(name: str):
+        if request.param == "sqlite":
+            return tmp_path / f"{name}.db"
+        server = request.getfixturevalue("pg_server")
+        server.start()  # a test before may have stopped it (the fault tests)
+        made.append(server.create_database())
+        return made[-1]
+
+    yield where
+    if made:
+        server = request.getfixturevalue("pg_server")
+        for url in made:
+            if server.running:
+                server.drop_database(url)

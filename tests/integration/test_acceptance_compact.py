@@ -11,8 +11,8 @@ def shape(cli: Cli) -> list[tuple[int, str]]:
     return [(m["id"], m["role"]) for m in cli.context()["messages"]]
 
 
-def test_compact_replaces_older_messages_by_one_summary_in_place_and_undo(tmp_path):
-    cli = Cli(tmp_path / "c.db")
+def test_compact_replaces_older_messages_by_one_summary_in_place_and_undo(database, tmp_path):
+    cli = Cli(database("c"))
     cli.ok("m1 about apples", "m2 about pears", "m3 about plums", "m4 about figs")
     before = shape(cli)
     out = cli.ok("/compact")                               # keeps the last 2 turns
@@ -25,8 +25,8 @@ def test_compact_replaces_older_messages_by_one_summary_in_place_and_undo(tmp_pa
     assert shape(cli) == before
 
 
-def test_compact_up_to_a_mark_set_mid_exchange_never_splits_the_tool_exchange(tmp_path):
-    cli = Cli(tmp_path / "t.db")
+def test_compact_up_to_a_mark_set_mid_exchange_never_splits_the_tool_exchange(database, tmp_path):
+    cli = Cli(database("t"))
     # The LLM sets M between its tool call and the call's result.
     cli.ok("first", "@slash mark M", "third", "fourth")
     cli.ok("/compact --upto M")

@@ -28,11 +28,11 @@ def fake():
         yield running
 
 
-def test_worked_example_forget_with_planning_then_rewind(tmp_path, fake):
+def test_worked_example_forget_with_planning_then_rewind(database, tmp_path, fake):
     """The example at a fifth of its size (each request goes through litellm): messages
     1-20, /mark, 21-30, a /forget of 10-15 asked in conversation (31-34, the planning),
     35-40, /rewind -> messages 1-9 and 16-20. The offline test below runs it full size."""
-    cli = Cli(tmp_path / "we.db", fake)
+    cli = Cli(database("we"), fake)
     state: dict = {}
 
     def respond(received):
@@ -84,8 +84,8 @@ def test_worked_example_forget_with_planning_then_rewind(tmp_path, fake):
     assert len(logged) >= 40
 
 
-def test_worked_example_offline_with_forget_ids(tmp_path):
-    cli = Cli(tmp_path / "off.db")
+def test_worked_example_offline_with_forget_ids(database, tmp_path):
+    cli = Cli(database("off"))
     cli.ok(*[f"m{i}" for i in range(1, 51)])
     cli.ok("/mark")
     cli.ok(*[f"m{i}" for i in range(51, 76)])
@@ -96,8 +96,8 @@ def test_worked_example_offline_with_forget_ids(tmp_path):
     assert [m["id"] for m in cli.context()["messages"]] == ids[:49] + ids[75:100]
 
 
-def test_marks_invalidated_by_clear_and_rewind_and_back_on_undo(tmp_path):
-    cli = Cli(tmp_path / "m.db")
+def test_marks_invalidated_by_clear_and_rewind_and_back_on_undo(database, tmp_path):
+    cli = Cli(database("m"))
     cli.ok("one", "/mark A", "two", "/mark B", "three", "/mark C", "four")
     assert cli.ok("/rewind B") == ["Rewound to 'B'."]
     assert cli.marks() == ["A", "B"]                      # C was set after B: invalid
@@ -117,8 +117,8 @@ def test_marks_invalidated_by_clear_and_rewind_and_back_on_undo(tmp_path):
 
 @pytest.mark.parametrize("line", ["/clear nosuch", "/rewind nosuch", "/clear A B",
                                   "/clear 'unbalanced", "/nosuch", "/mark a b"])
-def test_bad_context_commands_write_nothing(tmp_path, line):
-    cli = Cli(tmp_path / "e.db")
+def test_bad_context_commands_write_nothing(database, tmp_path, line):
+    cli = Cli(database("e"))
     cli.ok("one", "/mark A", "two")
     before = cli.log()
     done = cli.run(line)
@@ -128,8 +128,8 @@ def test_bad_context_commands_write_nothing(tmp_path, line):
     assert cli.log() == before
 
 
-def test_fork_independence_both_ways_and_fork_mark(tmp_path):
-    cli = Cli(tmp_path / "f.db")
+def test_fork_independence_both_ways_and_fork_mark(database, tmp_path):
+    cli = Cli(database("f"))
     cli.ok("p1", "/mark R", "brief")
     out = cli.ok("/fork --name whole", "/fork R --name tail")
     assert out[0].startswith("Forked. Child: ") and out[1].startswith("Forked. Child: ")
@@ -146,8 +146,8 @@ def test_fork_independence_both_ways_and_fork_mark(tmp_path):
     assert cli.contents("whole")[1:3] == whole[2:4]
 
 
-def test_killed_agents_stay_readable(tmp_path):
-    cli = Cli(tmp_path / "k.db")
+def test_killed_agents_stay_readable(database, tmp_path):
+    cli = Cli(database("k"))
     cli.ok("hello", "/fork --name kid", "/fork --name grandkid", agent=None)
     cli.ok("/fork --name grandkid2", "kid says hi", agent="kid")
     kid_before = cli.context("kid")
@@ -161,8 +161,8 @@ def test_killed_agents_stay_readable(tmp_path):
     assert_one_error(cli.run("more", agent="kid"), "dead")
 
 
-def test_undo_of_each_kind_walks_back(tmp_path):
-    cli = Cli(tmp_path / "u.db")
+def test_undo_of_each_kind_walks_back(database, tmp_path):
+    cli = Cli(database("u"))
     cli.ok("m1", "/mark A", "m2", "m3")
     full = cli.context()["messages"]
     ids = [m["id"] for m in full]
@@ -178,8 +178,8 @@ def test_undo_of_each_kind_walks_back(tmp_path):
     assert cli.log() == before
 
 
-def test_json_output_escapes_every_control_character(tmp_path, fake):
-    cli = Cli(tmp_path / "c.db", fake)
+def test_json_output_escapes_every_control_character(database, tmp_path, fake):
+    cli = Cli(database("c"), fake)
     nasty = "A\x1b[31mB\x07C\x9b2JD\x7fE\x00F"
     fake.queue(Reply(text=nasty, chunk_size=2))
     done = cli.run("hi")

@@ -43,8 +43,8 @@ def turn_starts(ctx: dict) -> list[int]:
 # tools' definitions ~600 of them) and the talk ~410: at 1,450 and 1,600 the window prunes
 # some turns and keeps others.
 @pytest.mark.parametrize("budget", ["1450", "1600", "100"])
-def test_window_prunes_whole_turns_and_the_provider_gets_exactly_it(tmp_path, fake, budget):
-    cli = Cli(tmp_path / "w.db", fake)
+def test_window_prunes_whole_turns_and_the_provider_gets_exactly_it(database, tmp_path, fake, budget):
+    cli = Cli(database("w"), fake)
     talk(cli, fake, budget)
     ctx = cli.context(env={"IKIGAI_SLIDING_CONTEXT_TOKENS": budget})
     assert ctx["budget"] == int(budget)
@@ -68,8 +68,8 @@ def test_window_prunes_whole_turns_and_the_provider_gets_exactly_it(tmp_path, fa
         assert sent == [*shown, "next"]
 
 
-def test_window_zero_disables_and_everything_is_sent(tmp_path, fake):
-    cli = Cli(tmp_path / "z.db", fake)
+def test_window_zero_disables_and_everything_is_sent(database, tmp_path, fake):
+    cli = Cli(database("z"), fake)
     talk(cli, fake, "0")
     ctx = cli.context(env={"IKIGAI_SLIDING_CONTEXT_TOKENS": "0"})
     assert all(m["in_window"] for m in ctx["messages"])
@@ -78,16 +78,16 @@ def test_window_zero_disables_and_everything_is_sent(tmp_path, fake):
     assert sent[0][1].startswith("one x") and sent[-1] == ("user", "next")
 
 
-def test_children_inherit_the_budget(tmp_path):
-    cli = Cli(tmp_path / "b.db")
+def test_children_inherit_the_budget(database, tmp_path):
+    cli = Cli(database("b"))
     cli.ok("hi", "/fork --name kid", env={"IKIGAI_SLIDING_CONTEXT_TOKENS": "5000"})
     assert cli.context("kid")["budget"] == 5000       # kept without the variable
     cli.ok("/budget 3000", "/fork --name kid2")
     assert cli.context("kid2")["budget"] == 3000
 
 
-def test_context_json_has_the_documented_keys(tmp_path):
-    cli = Cli(tmp_path / "k.db")
+def test_context_json_has_the_documented_keys(database, tmp_path):
+    cli = Cli(database("k"))
     cli.ok("hello", "/mark A")
     ctx = cli.context()
     assert {"agent", "model", "messages", "marks", "tokens", "budget", "window_start"} <= set(ctx)

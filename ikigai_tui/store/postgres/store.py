@@ -43,6 +43,7 @@ CHANNEL = "ikigai_events"  # NOTIFY's channel; the payload is the log's schema
 FALLBACK = 1.0  # seconds between looks at the log when no notification came
 RETRY_FOR = 30.0  # seconds a lost connection is tried again before the write fails
 RETRY_FIRST, RETRY_MOST = 0.1, 2.0  # the backoff's first and longest waits
+CLOSE_WAIT = 5.0  # seconds the connections get to end their work at close
 TAIL_BATCH = 5000
 ROW_BATCH = 5000
 PAYLOAD_BATCH = 5000
@@ -110,7 +111,10 @@ class PgStore(GroupCommit):
                 await self._listener.close(timeout=2)
             except Exception:  # a connection already lost: nothing to close
                 pass
-        await self._pool.close()
+        try:  # a connection still held (a read cancelled midway) must not keep us open
+            await asyncio.wait_for(self._pool.close(), CLOSE_WAIT)
+        except (asyncio.TimeoutError, Exception):
+            self._pool.terminate()
 
     async def _retrying(self, attempt: Any) -> Any:
         """`attempt()` again, with backoff, while the server is lost (for RETRY_FOR
@@ -330,30 +334,30 @@ class PgStore(GroupCommit):
 
     # -- reading ---------------------------------------------------------------
 
-    async def _stream(self, sql: str, *args: Any) -> Any:
-        """The rows of `sql`, ROW_BATCH at a time (a long log never all at once)."""
-        with translated(self.path):
-            async with self._pool.acquire() as con:
-                async with con.transaction(readonly=True):
-                    cursor = await con.cursor(sql, *args)
-                    while rows := await cursor.fetch(ROW_BATCH):
-                        yield rows
+    async def _each(self, take: Any, sql: str, *args: Any) -> None:
+        """`take(rows)` for the rows of `sql`, ROW_BATCH at a time (a long log is never
+        read all at once); the connection goes back to the pool however it ends."""
+        async def read(con: Any) -> None:
+            async with con.transaction(readonly=True):
+                cursor = await con.cursor(sql, *args)
+                while rows := await cursor.fetch(ROW_BATCH):
+                    take(rows)
+
+        await self._on_connection(read)
 
     async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
         out: list[EventRow] = []
-        async for rows in self._stream(
-                "SELECT id, kind, payload FROM events WHERE agent_id = $1 AND id < $2 ORDER BY id",
-                agent_id, upto if upto is not None else 2**62):
-            out.extend((i, k, json.loads(p)) for i, k, p in rows)
+        await self._each(lambda rows: out.extend((i, k, json.loads(p)) for i, k, p in rows),
+                         "SELECT id, kind, payload FROM events WHERE agent_id = $1 AND id < $2 "
+                         "ORDER BY id", agent_id, upto if upto is not None else 2**62)
         return out
 
     async def agent_outline(self, agent_id: str, upto: int | None = None) -> Sequence[EventRow]:
         out = Rows()
-        async for rows in self._stream(
-                "SELECT id, kind, COALESCE(outline, payload) FROM events "
-                "WHERE agent_id = $1 AND id < $2 ORDER BY id",
-                agent_id, upto if upto is not None else 2**62):
-            out.extend_encoded(rows, json.loads, CONTEXT_MESSAGE_KINDS)
+        await self._each(lambda rows: out.extend_encoded(rows, json.loads, CONTEXT_MESSAGE_KINDS),
+                         "SELECT id, kind, COALESCE(outline, payload) FROM events "
+                         "WHERE agent_id = $1 AND id < $2 ORDER BY id",
+                         agent_id, upto if upto is not None else 2**62)
         return out
 
     async def payloads(self, ids: Sequence[int]) -> dict[int, dict]:
@@ -388,10 +392,9 @@ class PgStore(GroupCommit):
 
     async def page_keys(self, agent_id: str, kinds: Iterable[str]) -> Sequence[int]:
         keys = array("q")
-        async for rows in self._stream(
-                "SELECT id FROM events WHERE agent_id = $1 AND kind = ANY($2) ORDER BY id",
-                agent_id, list(kinds)):
-            keys.extend(r[0] for r in rows)
+        await self._each(lambda rows: keys.extend(r[0] for r in rows),
+                         "SELECT id FROM events WHERE agent_id = $1 AND kind = ANY($2) ORDER BY id",
+                         agent_id, list(kinds))
         return keys
 
     async def agents(self) -> list[AgentRecord]:
