@@ -236,5 +236,6 @@ async def copy(args: argparse.Namespace) -> int:
         _say(f"  {problem}")
     if len(problems) > MAX_SHOWN:
         _say(f"  {len(problems) - MAX_SHOWN} more not shown")
-    _say(f"{summary}; {len(problems)} differences (listed above).")
+    count = f"{len(problems)} difference" + ("s" if len(problems) > 1 else "")
+    _say(f"{summary}; {count} (listed above).")
     return 1

@@ -193,7 +193,7 @@ async def test_a_copy_that_does_not_replay_the_same_is_reported(log, tmp_path, c
     assert any("reads back differently" in line for line in out), out
     assert any(line.startswith("  agent root") and "replays differently" in line
                for line in out), out
-    assert out[-1].startswith("Copied 2 agents") and "differences (listed above)" in out[-1]
+    assert out[-1].startswith("Copied 2 agents") and out[-1].endswith("; 2 differences (listed above).")
 
 
 class Terminal(io.StringIO):
