@@ -99,7 +99,13 @@ EXAMPLES = {
   ikigai export --agent kid --inherited     a forked agent, with what it inherited
 """,
     "check": "examples:\n  ikigai --db broken.db check --recover saved.db\n",
-    "copy": """examples:
+    "copy": """what is copied: the agents, every event (its id, payload and time unchanged)
+  and the token factors; kept token counts and message vectors are not (they are
+  recomputed when needed). DST must hold no log. Copy a log that no ikigai is writing
+  to. A progress bar is shown on a terminal; every agent is then replayed on both
+  sides and compared.
+
+examples:
   ikigai copy ~/.local/share/ikigai/ikigai.db postgresql://me@db.example/ikigai
   ikigai copy 'postgresql://me@db.example/ikigai?schema=team' team.db
   ikigai copy old.db new.db --replace       new.db is moved to new.db.bak-TIME first
@@ -111,14 +117,6 @@ EXAMPLES = {
   ikigai completion fish > ~/.config/fish/completions/ikigai.fish
 """,
 }
-
-
-COPY_NOTES = """
-
-The agents, every event (its id, payload and time unchanged) and the token factors are
-copied; kept token counts and message vectors are not (they are recomputed when needed).
-DST must hold no log. Copy a log that no ikigai is writing to. A progress bar is shown on
-a terminal; every agent is then replayed on both sides and compared."""
 
 
 def _sub(sub, name: str, help: str, **kwargs) -> argparse.ArgumentParser:
@@ -241,7 +239,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     copy = _sub(sub, "copy", "copy a whole log to another database (SQLite or PostgreSQL), "
                 "then check that every agent replays the same")
-    copy.description += COPY_NOTES
     copy.add_argument("src", metavar="SRC", help="the log: a SQLite file or a postgresql:// URL")
     copy.add_argument("dst", metavar="DST",
                       help="where to: a new SQLite file or an empty PostgreSQL schema")
