@@ -9,6 +9,7 @@
     ikigai ... log [--agent A] [--json]
     ikigai ... export [--agent A] [--format md|json] [--inherited] [--output FILE]
     ikigai ... check [--recover OUT]                           integrity, replay, salvage
+    ikigai copy SRC DST [--replace]                            a whole log to another database
     ikigai paths                                               where files are kept
     ikigai completion bash|zsh|fish                            a shell completion script
 """
@@ -40,6 +41,7 @@ FAILED = {
     "log": "the database or the agent could not be read (no database, no such agent)",
     "export": "the database or the agent could not be read, or FILE could not be written",
     "check": "the database is damaged (each problem is listed) or could not be opened",
+    "copy": "the copy does not replay as SRC does (each difference is listed), or it failed",
     "paths": None,
     "completion": None,
 }
@@ -97,6 +99,17 @@ EXAMPLES = {
   ikigai export --agent kid --inherited     a forked agent, with what it inherited
 """,
     "check": "examples:\n  ikigai --db broken.db check --recover saved.db\n",
+    "copy": """what is copied: the agents, every event (its id, payload and time unchanged)
+  and the token factors; kept token counts and message vectors are not (they are
+  recomputed when needed). DST must hold no log. Copy a log that no ikigai is writing
+  to. A progress bar is shown on a terminal; every agent is then replayed on both
+  sides and compared.
+
+examples:
+  ikigai copy ~/.local/share/ikigai/ikigai.db postgresql://me@db.example/ikigai
+  ikigai copy 'postgresql://me@db.example/ikigai?schema=team' team.db
+  ikigai copy old.db new.db --replace       new.db is moved to new.db.bak-TIME first
+""",
     "paths": "examples:\n  ikigai paths\n  ikigai paths --json\n",
     "completion": """examples:
   source <(ikigai completion bash)                 in ~/.bashrc
@@ -224,6 +237,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--recover", metavar="OUT",
                        help="save every readable row into a new database OUT")
 
+    copy = _sub(sub, "copy", "copy a whole log to another database (SQLite or PostgreSQL), "
+                "then check that every agent replays the same")
+    copy.add_argument("src", metavar="SRC", help="the log: a SQLite file or a postgresql:// URL")
+    copy.add_argument("dst", metavar="DST",
+                      help="where to: a new SQLite file or an empty PostgreSQL schema")
+    copy.add_argument("--replace", action="store_true",
+                      help="a SQLite DST that holds a log is moved aside to DST.bak-TIME "
+                           "first (a PostgreSQL one never is: give a new ?schema=NAME)")
+
     paths = _sub(sub, "paths", "print where the config file, database, memories and logs are",
                  parents=[common])
     paths.add_argument("--json", action="store_true", help="one JSON object")
@@ -308,6 +330,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     diagnostics.start(debug=bool(args.debug or args.debug_content), content=bool(args.debug_content),
                       command=args.command)
     try:
+        if args.command == "copy":  # two databases named: no config, no --db
+            from ikigai_tui.cli.copy import copy
+
+            return asyncio.run(copy(args))
         config = load(db=args.db, model=args.model, api_base=args.api_base,
                       config_path=args.config, matcher_model=args.matcher_model,
                       cwd=args.cwd)

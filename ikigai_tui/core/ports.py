@@ -23,7 +23,7 @@ The contract every backend guarantees:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterable, Callable, Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from ikigai_tui.core.events import AgentRecord, Event, EventRow, WriteBatch
@@ -180,6 +180,21 @@ class SmallState(Protocol):
         """Who holds the agent's lease, live or stale (reads only)."""
 
     async def renew_leases(self, agent_ids: Iterable[str], pid: int, host: str) -> None: ...
+
+
+class LogImport(Protocol):
+    """A whole log written as it is (`ikigai copy` between engines): not part of a
+    session's Persistence, whose `write` assigns ids and times."""
+
+    async def import_log(self, agents: Sequence[AgentRecord],
+                         pages: AsyncIterable[Sequence[Event]],
+                         factors: dict[str, tuple[float, int]]) -> int:
+        """Write the agents, then every event of `pages` (in id order, read as they come)
+        with its id, agent, kind, payload and created_at unchanged, then the token
+        factors: in one transaction, into a log with no agent and no event only (else
+        ConflictError, nothing written). Returns how many events were written. Derived
+        state (search, outlines, usage sums) is made as for any write; kept token counts
+        and message vectors are not copied (they are recomputed when needed)."""
 
 
 class Persistence(EventLog, Search, MatchIndex, TokenCounts, SmallState, Protocol):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from ikigai_tui.core.events import AgentRecord, Event, EventRef, WriteBatch
@@ -127,6 +128,28 @@ def agent_params(agent: AgentRecord) -> tuple:
         agent.id, agent.parent_id, agent.name, agent.model, agent.status,
         agent.created_at, agent.fork_event_id, agent.budget,
     )
+
+
+def parents_first(agents: Iterable[AgentRecord]) -> list[AgentRecord]:
+    """The agents in their order, except that each comes after its parent (a log copied
+    whole: a parent's row must exist before its children's)."""
+    pending = list(agents)
+    known = {a.id for a in pending}
+    placed: set[str] = set()
+    out: list[AgentRecord] = []
+    while pending:
+        waiting = []
+        for agent in pending:
+            if agent.parent_id is None or agent.parent_id in placed or agent.parent_id not in known:
+                out.append(agent)
+                placed.add(agent.id)
+            else:
+                waiting.append(agent)
+        if len(waiting) == len(pending):  # a cycle: the database will say what is wrong
+            out.extend(waiting)
+            break
+        pending = waiting
+    return out
 
 
 def resolve_agent(agent: AgentRecord, first_id: int, now: float) -> AgentRecord:

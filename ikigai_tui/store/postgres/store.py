@@ -18,12 +18,12 @@ import logging
 import time
 import uuid
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterable, Iterable, Sequence
 from typing import Any
 
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, AgentRecord, Event, EventRow, WriteBatch
 from ikigai_tui.core.leases import keeps
-from ikigai_tui.core.ports import Holder, StoreError, TokenBlock, VectorBlock
+from ikigai_tui.core.ports import ConflictError, Holder, StoreError, TokenBlock, VectorBlock
 from ikigai_tui.core.replay.bodies import outline_row
 from ikigai_tui.core.replay.rows import Rows
 from ikigai_tui.core.usage.ledger import TIER  # noqa: F401 (the usage tier callers pass)
@@ -33,8 +33,8 @@ from ikigai_tui.store.postgres.connect import (
 from ikigai_tui.store.postgres.search import search_text, ts_query, word_query
 from ikigai_tui.store.postgres.url import parse
 from ikigai_tui.store.writes import (
-    UPDATABLE, Delivery, GroupCommit, agent_params, derived_updates, resolve_agent,
-    resolve_refs,
+    UPDATABLE, Delivery, GroupCommit, agent_params, derived_updates, parents_first,
+    resolve_agent, resolve_refs,
 )
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,19 @@ _EVENT_COLUMNS = "id, agent_id, kind, payload, created_at"
 
 def _event(row: Any) -> Event:
     return Event(row[0], row[1], row[2], json.loads(row[3]), row[4])
+
+
+_INSERT_EVENT = (
+    "INSERT INTO events (id, agent_id, kind, payload, outline, created_at, search) "
+    "VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::text IS NULL THEN NULL "
+    "ELSE to_tsvector('simple', $7::text) END)")
+
+
+def _event_params(event_id: int, agent_id: str, kind: str, payload: dict,
+                  created_at: float) -> tuple:
+    """An event's row as _INSERT_EVENT takes it: its outline and search text beside it."""
+    return (event_id, agent_id, kind, json.dumps(payload, ensure_ascii=False),
+            _outline_text(kind, payload), created_at, search_text(kind, payload))
 
 
 def _outline_text(kind: str, payload: dict) -> str | None:
@@ -218,10 +231,7 @@ class PgStore(GroupCommit):
                 for ev in batch.events:
                     payload = resolve_refs(ev.payload, first)
                     events.append(Event(next_id, ev.agent_id, ev.kind, payload, now))
-                    rows.append((next_id, ev.agent_id, ev.kind,
-                                 json.dumps(payload, ensure_ascii=False),
-                                 _outline_text(ev.kind, payload), now,
-                                 search_text(ev.kind, payload)))
+                    rows.append(_event_params(next_id, ev.agent_id, ev.kind, payload, now))
                     next_id += 1
                 results.append(events)
             if agents:
@@ -229,10 +239,7 @@ class PgStore(GroupCommit):
                     f"INSERT INTO agents ({_AGENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                     [agent_params(a) for a in agents])
             if rows:
-                await con.executemany(
-                    "INSERT INTO events (id, agent_id, kind, payload, outline, created_at, search) "
-                    "VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::text IS NULL THEN NULL "
-                    "ELSE to_tsvector('simple', $7::text) END)", rows)
+                await con.executemany(_INSERT_EVENT, rows)
             updates = [u for b in batches for u in b.agent_updates]
             for agent_id, column, value in updates:
                 if column not in UPDATABLE:
@@ -260,6 +267,41 @@ class PgStore(GroupCommit):
         if fresh or agents or updates:
             self._deliver((fresh, agents, updates))
         return results
+
+    async def import_log(self, agents: Sequence[AgentRecord],
+                         pages: AsyncIterable[Sequence[Event]],
+                         factors: dict[str, tuple[float, int]]) -> int:
+        """Write a whole log as it is given (`ikigai copy`): the agents, then every event
+        with its id, payload and time unchanged (pages read as they come: a long log is
+        never all in memory), and the token factors, in one transaction under the log's
+        commit lock, into an empty log only (else ConflictError, nothing written).
+        Returns the events written. Not retried: a lost connection writes nothing."""
+        self._check_writable()
+        async with self._lock:
+            with translated(self.path):
+                async with self._pool.acquire() as con:
+                    async with con.transaction():
+                        await con.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                                          LOCK_CLASS, self.schema)
+                        if await con.fetchval("SELECT EXISTS (SELECT 1 FROM agents) OR "
+                                              "EXISTS (SELECT 1 FROM events)"):
+                            raise ConflictError(f"{self.path} is not empty: a log is copied "
+                                                "only into an empty one")
+                        await con.executemany(
+                            f"INSERT INTO agents ({_AGENT_COLUMNS}) VALUES "
+                            "($1, $2, $3, $4, $5, $6, $7, $8)",
+                            [agent_params(a) for a in parents_first(agents)])
+                        count = 0
+                        async for page in pages:
+                            await con.executemany(_INSERT_EVENT, [
+                                _event_params(e.id, e.agent_id, e.kind, e.payload, e.created_at)
+                                for e in page])
+                            count += len(page)
+                        await con.executemany(
+                            "INSERT INTO token_factors (model, factor, samples) "
+                            "VALUES ($1, $2, $3)", [(m, f, n) for m, (f, n) in factors.items()])
+                        await con.execute("SELECT pg_notify($1, $2)", CHANNEL, self.schema)
+        return count
 
     # -- the change feed -------------------------------------------------------
 

@@ -6,14 +6,14 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncIterable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
-from ikigai_tui.core.ports import CommitHook, StoreError
+from ikigai_tui.core.ports import CommitHook, ConflictError, StoreError
 from ikigai_tui.store.sqlite.feed import (
     POLL_INTERVAL, TAIL_BATCH, Delivery, Pace, data_version, foreign, poll, read_after,
 )
@@ -24,7 +24,7 @@ from ikigai_tui.store.sqlite.rows import AgentRows
 from ikigai_tui.store.sqlite.tokens import TokenCountRows
 from ikigai_tui.store.sqlite.vectors import MatchIndexRows
 from ikigai_tui.store.writes import (
-    UPDATABLE, GroupCommit, agent_params, resolve_agent, resolve_refs,
+    UPDATABLE, GroupCommit, agent_params, parents_first, resolve_agent, resolve_refs,
 )
 from ikigai_tui.core.usage.ledger import TIER
 
@@ -180,6 +180,48 @@ class Store(GroupCommit, AgentRows, Leases, MatchIndexRows, TokenCountRows, LogF
             self._high = next_id - 1
         self._deliver(([e for events in results for e in events], agents, updates))
         return results
+
+    async def import_log(self, agents: Sequence[AgentRecord],
+                         pages: AsyncIterable[Sequence[Event]],
+                         factors: dict[str, tuple[float, int]]) -> int:
+        """Write a whole log as it is given (`ikigai copy`): the agents, then every event
+        with its id, payload and time unchanged (pages read as they come: a long log is
+        never all in memory), and the token factors, in one transaction, into an empty
+        log only (else ConflictError, nothing written). Returns the events written. The
+        commit hooks are not told (a feed, if started, catches up as with another
+        writer's events)."""
+        if self.readonly:
+            raise StoreError(f"cannot write to {self.path}: it was opened read-only")
+        async with self._lock:
+            with self._writing():
+                db = self._db
+                await db.execute("BEGIN IMMEDIATE")
+                try:
+                    rows = await db.execute_fetchall(
+                        "SELECT EXISTS (SELECT 1 FROM agents) OR EXISTS (SELECT 1 FROM events)")
+                    if list(rows)[0][0]:
+                        raise ConflictError(f"{self.path} is not empty: a log is copied "
+                                            "only into an empty one")
+                    await db.executemany(
+                        f"INSERT INTO agents ({_AGENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [agent_params(a) for a in parents_first(agents)])
+                    count = 0
+                    async for page in pages:
+                        await db.executemany(
+                            "INSERT INTO events (id, agent_id, kind, payload, created_at) "
+                            "VALUES (?, ?, ?, CAST(? AS TEXT), ?)",
+                            [(e.id, e.agent_id, e.kind, payload_bytes(e.payload), e.created_at)
+                             for e in page])
+                        count += len(page)
+                    await db.executemany(
+                        "INSERT INTO token_factors (model, factor, samples) VALUES (?, ?, ?)",
+                        [(m, f, n) for m, (f, n) in factors.items()])
+                    await db.execute("COMMIT")
+                except BaseException:
+                    await self._rollback()
+                    raise
+        self._pace.changed()
+        return count
 
     # -- reading ---------------------------------------------------------------
 
