@@ -22,6 +22,7 @@ T0 = time.perf_counter()  # this child's start: before textual or ikigai_tui is 
 
 import asyncio  # noqa: E402
 import contextlib  # noqa: E402
+import os  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
@@ -51,8 +52,9 @@ def make_config(db: str):
 
     # No config file, no IKIGAI_* variables, and the offline model: the machine's settings
     # and provider keys cannot change what is measured.
-    return config.load(db=db, model="offline", env={},
-                       config_path=str(Path(db).with_name("no-config.toml")))
+    # A database URL (benchmarks/postgres.py) has no folder: an empty config file.
+    no_config = os.devnull if "://" in db else str(Path(db).with_name("no-config.toml"))
+    return config.load(db=db, model="offline", env={}, config_path=no_config)
 
 
 def count_terminal_output(app_class) -> None:
