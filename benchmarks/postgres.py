@@ -274,7 +274,7 @@ def live_child(url: str, count: str) -> None:
     from ikigai_tui.runtime import create_app
     from ikigai_tui.tui.app import IkigaiApp
     from ikigai_tui.tui.widgets.scrollback import Scrollback
-    from tui_drive import SIZE, count_terminal_output, make_config
+    from tui_drive import make_config, on_frames, run_headless
 
     wanted = int(count)
     arrived: dict[int, float] = {}
@@ -296,32 +296,17 @@ def live_child(url: str, count: str) -> None:
             print("READY", flush=True)
 
     Scrollback.add_items, IkigaiApp._refresh = added, refreshed
-    count_terminal_output(App)
-    display = App._display
 
-    def _display(self, screen, renderable) -> None:
-        display(self, screen, renderable)
-        if renderable is None:
-            return
+    def framed(self) -> None:
         now = perf()
         for n in arrived.keys() - shown.keys():
             shown[n] = now
         if len(shown) >= wanted:
             self.exit()
 
-    App._display = _display
+    on_frames(App, framed)
     app = create_app(make_config(url))
-
-    async def watchdog() -> None:
-        await asyncio.sleep(120)
-        app.exit()
-
-    async def run() -> None:
-        task = asyncio.get_running_loop().create_task(watchdog())
-        await app.run_async(headless=True, size=SIZE)
-        task.cancel()
-
-    asyncio.run(run())
+    run_headless(app)
     report({"arrived": arrived, "shown": shown})
 
 

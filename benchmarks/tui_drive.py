@@ -69,6 +69,35 @@ def count_terminal_output(app_class) -> None:
     app_class._display = _display
 
 
+def on_frames(app_class, framed) -> None:
+    """`framed(app)` after each frame drawn (its escape sequences generated too, as
+    count_terminal_output says)."""
+    count_terminal_output(app_class)
+    display = app_class._display
+
+    def _display(self, screen, renderable) -> None:
+        display(self, screen, renderable)
+        if renderable is not None:
+            framed(self)
+
+    app_class._display = _display
+
+
+def run_headless(app) -> None:
+    """Run the app headless at SIZE to its exit, for 120 s at most."""
+
+    async def watchdog() -> None:
+        await asyncio.sleep(120)
+        app.exit()
+
+    async def run() -> None:
+        task = asyncio.get_running_loop().create_task(watchdog())
+        await app.run_async(headless=True, size=SIZE)
+        task.cancel()
+
+    asyncio.run(run())
+
+
 def drive_paint(kind: str, db: str) -> None:
     """One cold start: report when the first paint (and, for ikigai, the first refresh) happened."""
     state: dict = {"content": False, "paint": None, "frames": 0, "ready": None,
@@ -122,13 +151,7 @@ def drive_paint(kind: str, db: str) -> None:
         Scrollback.render_line, IkigaiApp._refresh = line, refreshed
         app = create_app(make_config(db))
 
-    count_terminal_output(App)
-    display = App._display
-
-    def _display(self, screen, renderable) -> None:
-        display(self, screen, renderable)
-        if renderable is None:
-            return
+    def framed(self) -> None:
         state["frames"] += 1
         if state["content"] and state["paint"] is None:
             state["paint"] = perf()
@@ -136,18 +159,9 @@ def drive_paint(kind: str, db: str) -> None:
             if kind == "minimal" or state["ready"] is not None:
                 self.exit()
 
-    App._display = _display
+    on_frames(App, framed)
 
-    async def watchdog() -> None:
-        await asyncio.sleep(120)
-        app.exit()
-
-    async def run() -> None:
-        task = asyncio.get_running_loop().create_task(watchdog())
-        await app.run_async(headless=True, size=SIZE)
-        task.cancel()
-
-    asyncio.run(run())
+    run_headless(app)
     report({"t0": T0, "imported": imported_at - T0, "frames": state["frames"],
             "paint": None if state["paint"] is None else state["paint"] - T0,
             "ready": None if state["ready"] is None else state["ready"] - T0,
