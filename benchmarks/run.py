@@ -58,6 +58,7 @@ import matching  # noqa: E402
 import mcp_calls  # noqa: E402
 import open_stall  # noqa: E402
 import preview  # noqa: E402
+import postgres  # noqa: E402
 import pruned  # noqa: E402
 import stall_figures  # noqa: E402
 import tools  # noqa: E402
@@ -75,7 +76,7 @@ from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 # The modules whose figures follow this file's own, in this order.
 MODULES = (window, tui, open_stall, stall_figures, big_message, feed, preview, forget,
-           matching, compact, pruned, files, tools, mcp_calls)
+           matching, compact, pruned, files, tools, mcp_calls, postgres)
 OPEN_GOAL = 2.0
 SCALE_GOAL = 11.0
 APPEND_GOAL = 1.5

@@ -175,16 +175,20 @@ def child(args: list[str], timeout: float = 600) -> dict:
     return result
 
 
+def compile_package() -> None:
+    """As installed (make install does the same): the package byte-compiled, like textual
+    in site-packages, even where PYTHONDONTWRITEBYTECODE stops Python writing caches."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "ikigai_tui")],
+                   check=True)
+
+
 def startup(dbs: dict[str, Path], reps: int) -> tuple[list[str], list[str]]:
     """Figures 1 and 4: runs of the three kinds interleaved, order rotating per round."""
     kinds = {"big": ["paint", "ikigai", str(dbs["big"])],
              "empty": ["paint", "ikigai", str(dbs["empty"])],
              "minimal": ["paint", "minimal"]}
     names = list(kinds)
-    # As installed (make install does the same): the package byte-compiled, like textual
-    # in site-packages, even where PYTHONDONTWRITEBYTECODE stops Python writing caches.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "ikigai_tui")],
-                   check=True)
+    compile_package()
     for name in names:  # warm-up: the OS cache
         child(kinds[name])
     runs: dict[str, list[dict]] = {name: [] for name in names}

@@ -22,6 +22,7 @@ T0 = time.perf_counter()  # this child's start: before textual or ikigai_tui is 
 
 import asyncio  # noqa: E402
 import contextlib  # noqa: E402
+import os  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
@@ -51,8 +52,9 @@ def make_config(db: str):
 
     # No config file, no IKIGAI_* variables, and the offline model: the machine's settings
     # and provider keys cannot change what is measured.
-    return config.load(db=db, model="offline", env={},
-                       config_path=str(Path(db).with_name("no-config.toml")))
+    # A database URL (benchmarks/postgres.py) has no folder: an empty config file.
+    no_config = os.devnull if "://" in db else str(Path(db).with_name("no-config.toml"))
+    return config.load(db=db, model="offline", env={}, config_path=no_config)
 
 
 def count_terminal_output(app_class) -> None:
@@ -65,6 +67,35 @@ def count_terminal_output(app_class) -> None:
         original(self, screen, renderable)
 
     app_class._display = _display
+
+
+def on_frames(app_class, framed) -> None:
+    """`framed(app)` after each frame drawn (its escape sequences generated too, as
+    count_terminal_output says)."""
+    count_terminal_output(app_class)
+    display = app_class._display
+
+    def _display(self, screen, renderable) -> None:
+        display(self, screen, renderable)
+        if renderable is not None:
+            framed(self)
+
+    app_class._display = _display
+
+
+def run_headless(app) -> None:
+    """Run the app headless at SIZE to its exit, for 120 s at most."""
+
+    async def watchdog() -> None:
+        await asyncio.sleep(120)
+        app.exit()
+
+    async def run() -> None:
+        task = asyncio.get_running_loop().create_task(watchdog())
+        await app.run_async(headless=True, size=SIZE)
+        task.cancel()
+
+    asyncio.run(run())
 
 
 def drive_paint(kind: str, db: str) -> None:
@@ -120,13 +151,7 @@ def drive_paint(kind: str, db: str) -> None:
         Scrollback.render_line, IkigaiApp._refresh = line, refreshed
         app = create_app(make_config(db))
 
-    count_terminal_output(App)
-    display = App._display
-
-    def _display(self, screen, renderable) -> None:
-        display(self, screen, renderable)
-        if renderable is None:
-            return
+    def framed(self) -> None:
         state["frames"] += 1
         if state["content"] and state["paint"] is None:
             state["paint"] = perf()
@@ -134,18 +159,9 @@ def drive_paint(kind: str, db: str) -> None:
             if kind == "minimal" or state["ready"] is not None:
                 self.exit()
 
-    App._display = _display
+    on_frames(App, framed)
 
-    async def watchdog() -> None:
-        await asyncio.sleep(120)
-        app.exit()
-
-    async def run() -> None:
-        task = asyncio.get_running_loop().create_task(watchdog())
-        await app.run_async(headless=True, size=SIZE)
-        task.cancel()
-
-    asyncio.run(run())
+    run_headless(app)
     report({"t0": T0, "imported": imported_at - T0, "frames": state["frames"],
             "paint": None if state["paint"] is None else state["paint"] - T0,
             "ready": None if state["ready"] is None else state["ready"] - T0,

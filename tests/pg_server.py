@@ -12,6 +12,10 @@ without importing it.
     server.stop(); server.start()  # the same data directory and port again
     server.close()               # stopped and the folder deleted
 
+The server runs without durability (FAST_SETTINGS) unless told otherwise:
+`PgServer(settings=())` keeps PostgreSQL's own defaults (fsync and synchronous_commit on),
+as the benchmarks measure it.
+
 PostgreSQL refuses to run as root: when this process is root, initdb and the server run
 as `nobody` (the folder is chowned to it). The server is this process's child and gets
 SIGINT (PostgreSQL's fast shutdown) if this process dies, so a killed test worker leaves
@@ -85,7 +89,9 @@ def _parent_death_signal():
 class PgServer:
     """One PostgreSQL cluster in a temporary folder (see the module's docstring)."""
 
-    def __init__(self, install: Path | None = None) -> None:
+    def __init__(self, install: Path | None = None,
+                 settings: tuple[str, ...] = FAST_SETTINGS) -> None:
+        self.settings = settings  # `name=value` each, given to postgres as -c
         self.root = Path(tempfile.mkdtemp(prefix="ikigai-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
@@ -167,7 +173,7 @@ class PgServer:
             self.proc = subprocess.Popen(
                 [str(self.install / "bin" / "postgres"), "-D", str(self.data),
                  "-h", "127.0.0.1", "-p", str(port), "-k", str(self.root),
-                 *(arg for setting in FAST_SETTINGS for arg in ("-c", setting))],
+                 *(arg for setting in self.settings for arg in ("-c", setting))],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 cwd=self.root, start_new_session=True, preexec_fn=_parent_death_signal(),
                 **self._as_server_user(),

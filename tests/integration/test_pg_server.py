@@ -153,3 +153,18 @@ def test_the_server_ends_with_the_process_that_started_it(tmp_path):
             os.kill(int(pid), signal.SIGKILL)
         if root:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def test_settings_choose_durability_the_default_is_without():
+    """The suite's server skips fsync; `settings=()` (the benchmarks') keeps PostgreSQL's
+    durable defaults."""
+    shown = {}
+    for name, kwargs in (("default", {}), ("durable", {"settings": ()})):
+        server = PgServer(**kwargs)
+        try:
+            server.start()
+            shown[name] = server.sql("SELECT current_setting('fsync') || ' ' || "
+                                     "current_setting('synchronous_commit')").strip()
+        finally:
+            server.close()
+    assert shown == {"default": "off off", "durable": "on on"}
