@@ -17,7 +17,7 @@ from ikigai_tui.cli.stream import JsonPrinter
 from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.memory.service import memory_of
-from ikigai_tui.core.notices import CompactingNotice, CompactionNotice
+from ikigai_tui.core.notices import CompactingNotice, CompactionNotice, StoreTrouble
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
@@ -59,6 +59,8 @@ class Printer:
         elif isinstance(notice, MatchingNotice) and notice.total > 1 and notice.done:
             self.err.line(f"Matching: {notice.done}/{notice.total} parts reviewed "
                           f"({notice.matcher})")
+        elif isinstance(notice, StoreTrouble):  # said once when lost, once when back
+            self.err.line(f"Warning: {notice.line}" if notice.line else "The database is back.")
         elif isinstance(notice, CompactionNotice):
             # Auto-compaction's warnings and results are output (stdout), its failures
             # errors (stderr), as for commands.

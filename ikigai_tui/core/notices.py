@@ -76,8 +76,15 @@ class CompactionNotice(NamedTuple):
     text: str
 
 
+class StoreTrouble(NamedTuple):
+    """The database's server is lost and being tried again (`line` says so), or back
+    (`line` None): nothing is lost meanwhile; the front ends show it."""
+
+    line: str | None
+
+
 Notice = (EventsCommitted | AgentChanged | StreamDelta | RetryNotice | ErrorNotice | TurnFinished
-          | MatchingNotice | CompactingNotice | CompactionNotice)
+          | MatchingNotice | CompactingNotice | CompactionNotice | StoreTrouble)
 Listener = Callable[[Notice], None]
 log = logging.getLogger(__name__)
 

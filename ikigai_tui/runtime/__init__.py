@@ -90,6 +90,10 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
     except BaseException:
         await store.close()
         raise
+    if hasattr(store, "on_trouble"):  # a server that can be lost and come back (PostgreSQL)
+        from ikigai_tui.core.notices import StoreTrouble
+
+        store.on_trouble = lambda line: session.notify(StoreTrouble(line))
     if diagnostics.debugging():
         session.subscribe(diagnostics.on_notice)
     return session

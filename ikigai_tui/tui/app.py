@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.errors import CommandError
-from ikigai_tui.core.notices import Notice, TurnFinished
+from ikigai_tui.core.notices import Notice, StoreTrouble, TurnFinished
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.ports import StoreError
@@ -83,6 +83,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.session: Session | None = None
         self.focused_agent: str | None = None
         self.db_label = db_label or config.db_shown
+        self.store_trouble: str | None = None  # the database's server lost (StoreTrouble)
         self._refresh_pending = False
         self._refreshing = False
         self._trimmed = False
@@ -210,6 +211,9 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self._tell_news(notice, self.session)
         if changes_agents(notice):
             self.post_message(AgentsChanged())
+        if isinstance(notice, StoreTrouble):  # the status line says it until it is over
+            self.store_trouble = notice.line
+            self._show_status()
         if isinstance(notice, TurnFinished) and notice.agent_id in self.outbox:
             self.run_worker(self.send_queued(notice.agent_id, notice.ok), group="queued")
 
@@ -287,8 +291,11 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         focused = tree[self.focused_agent]
         model = session.model_of(focused)
         offline = " model, no network" if model == "offline" else ""
-        self.status_line.update(Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
-                                f" · {self.db_label}"))
+        line = Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
+                    f" · {self.db_label}")
+        if self.store_trouble:
+            line.append(f" · {sanitize(self.store_trouble)}", style="bold red")
+        self.status_line.update(line)
         rows = [agent_row(agent, tree.label(agent.id), self.usage_plans.get(agent.id),
                           session.usages.now(agent.id), agent.id in self.unseen)
                 for agent, _depth in tree.walk()]

@@ -188,3 +188,64 @@ async def test_another_writers_appends_reach_the_session_within_the_latency_goal
     finally:
         await session.close()
         await store.close()
+
+
+async def test_a_role_that_owns_only_its_schema_is_enough(pg_url, pg_server):
+    """The README's least-privilege set-up: a login role, a schema it owns, nothing else
+    (no CREATE on the database, nothing in public)."""
+    database = pg_url.rsplit("/", 1)[1]
+    role = f"ikigai_{database}"
+    for statement in (f"CREATE ROLE {role} LOGIN PASSWORD 'pw'",
+                      f"REVOKE ALL ON DATABASE {database} FROM PUBLIC",
+                      f"GRANT CONNECT ON DATABASE {database} TO {role}",
+                      f"CREATE SCHEMA {role} AUTHORIZATION {role}",
+                      "REVOKE ALL ON SCHEMA public FROM PUBLIC"):
+        pg_server.sql(statement, database)
+    try:
+        own = pg_url.replace("postgres@", f"{role}:pw@") + f"?schema={role}"
+        store = await with_agents(own, "a")
+        try:
+            await store.write(message("a", "kept in my own schema"))
+            assert [e.payload["content"] for e in await store.search('"schema"', ["a"])] == [
+                "kept in my own schema"]
+            assert await store.acquire_lease("a", os.getpid(), "here") is None
+            await store.start_feed()
+        finally:
+            await store.close()
+        elsewhere = pg_url.replace("postgres@", f"{role}:pw@") + "?schema=not_mine"
+        with pytest.raises(StoreError) as refused:
+            await open_store(elsewhere)
+        assert "permission denied" in str(refused.value) and "pw@" not in str(refused.value)
+        assert "\n" not in str(refused.value)
+    finally:
+        pg_server.sql(f"DROP SCHEMA IF EXISTS {role} CASCADE", database)
+        pg_server.sql(f"DROP OWNED BY {role}", database)
+        pg_server.sql(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_the_password_is_in_no_output_log_or_row(pg_url, tmp_path):
+    secret = "pw-not-to-be-seen-42"
+    url = pg_url.replace("postgres@", f"postgres:{secret}@")  # trust: any password passes
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    outputs = []
+    for args in (["--debug", "-p", "hello"], ["paths"], ["log", "--json"], ["context", "--json"],
+                 ["export"], ["check"]):
+        done = subprocess.run([sys.executable, "-m", "ikigai_tui", "--db", url, *args],
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 0, (args, done.stderr)
+        outputs.append(done.stdout + done.stderr)
+    assert all(secret not in text for text in outputs)
+    assert any("postgres:***@" in text for text in outputs)  # paths shows the URL, masked
+    logs = [p.read_text(errors="replace") for p in (tmp_path / "state").rglob("*") if p.is_file()]
+    assert logs and all(secret not in text for text in logs)
+    # Nor in the log's rows (read in a child: this test is not a coroutine).
+    dump = subprocess.run([sys.executable, "-c", (
+        "import asyncio, asyncpg, sys\n"
+        "async def main():\n"
+        "    c = await asyncpg.connect(sys.argv[1], server_settings={'search_path': 'ikigai'})\n"
+        "    rows = await c.fetch(\"SELECT payload FROM events UNION ALL SELECT value FROM ikigai_meta\")\n"
+        "    print('\\n'.join(r[0] for r in rows))\n"
+        "    await c.close()\n"
+        "asyncio.run(main())\n"), pg_url], capture_output=True, text=True, timeout=60)
+    assert dump.returncode == 0 and dump.stdout and secret not in dump.stdout

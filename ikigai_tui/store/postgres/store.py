@@ -149,10 +149,11 @@ class PgStore(GroupCommit):
             return result
 
     def _trouble(self, line: str | None) -> None:
-        self._troubled = line is not None
+        """Tell on_trouble when the server is lost (once, not at each try) and back."""
+        was, self._troubled = self._troubled, line is not None
         if line is not None:
             log.warning("%s", line)
-        if self.on_trouble is not None:
+        if self.on_trouble is not None and was != self._troubled:
             try:
                 self.on_trouble(line)
             except Exception:
@@ -571,23 +572,29 @@ class PgStore(GroupCommit):
                             gone: list[Holder] | None = None) -> Holder | None:
         self._check_writable()
         now = time.time()
-        with translated(self.path):
-            async with self._pool.acquire() as con:
-                async with con.transaction():
-                    await con.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
-                                      LOCK_CLASS + 1, f"{self.schema}/{agent_id}")
-                    row = await con.fetchrow("SELECT pid, host, started_at, renewed_at "
-                                             "FROM leases WHERE agent_id = $1", agent_id)
-                    holder = Holder(*row) if row else None
-                    other = holder is not None and (holder.pid, holder.host) != (pid, host)
-                    if other and keeps(holder, host, now):
-                        return holder
-                    await con.execute(
-                        "INSERT INTO leases (agent_id, pid, host, started_at, renewed_at) "
-                        "VALUES ($1, $2, $3, $4, $4) ON CONFLICT (agent_id) DO UPDATE SET "
-                        "pid = excluded.pid, host = excluded.host, "
-                        "started_at = excluded.started_at, renewed_at = excluded.renewed_at",
-                        agent_id, pid, host, now)
+
+        async def take(con: Any) -> tuple[Holder | None, bool]:
+            async with con.transaction():
+                await con.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                                  LOCK_CLASS + 1, f"{self.schema}/{agent_id}")
+                row = await con.fetchrow("SELECT pid, host, started_at, renewed_at "
+                                         "FROM leases WHERE agent_id = $1", agent_id)
+                holder = Holder(*row) if row else None
+                other = holder is not None and (holder.pid, holder.host) != (pid, host)
+                if other and keeps(holder, host, now):
+                    return holder, True
+                await con.execute(
+                    "INSERT INTO leases (agent_id, pid, host, started_at, renewed_at) "
+                    "VALUES ($1, $2, $3, $4, $4) ON CONFLICT (agent_id) DO UPDATE SET "
+                    "pid = excluded.pid, host = excluded.host, "
+                    "started_at = excluded.started_at, renewed_at = excluded.renewed_at",
+                    agent_id, pid, host, now)
+                return (holder if other else None), False
+
+        holder, kept = await self._on_connection(take)
+        if kept:
+            return holder
+        other = holder is not None
         if other and gone is not None:
             gone.append(holder)
         return None
