@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from ikigai_tui.store.sqlite.store import Store
+from ikigai_tui.support.urls import is_url
 
 APPENDER = Path(__file__).parent / "scripts" / "appender.py"
 
@@ -41,7 +42,25 @@ def finish_proc(proc: subprocess.Popen, timeout: float = 90) -> tuple[str, str]:
     return out, err
 
 
-def log_rows(db: Path) -> list[tuple[int, str, str, dict]]:
+def _pg_rows(url: str, sql: str) -> list[tuple]:
+    """The rows of `sql` in a PostgreSQL log (its default schema, as tests make them)."""
+    import asyncpg
+
+    async def fetch() -> list[tuple]:
+        con = await asyncpg.connect(url, server_settings={"search_path": "ikigai"})
+        try:
+            return [tuple(r) for r in await con.fetch(sql)]
+        finally:
+            await con.close()
+
+    return asyncio.run(fetch())
+
+
+def log_rows(db: Path | str) -> list[tuple[int, str, str, dict]]:
+    if is_url(db):
+        rows = _pg_rows(str(db), "SELECT id, agent_id, kind, payload FROM events ORDER BY id")
+        assert [r[0] for r in rows] == list(range(1, len(rows) + 1))  # gapless, once each
+        return [(i, a, k, json.loads(p)) for i, a, k, p in rows]
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
@@ -126,7 +145,12 @@ async def texts_in(session, replayer) -> list[str]:
     return texts_of(replayer, await session.bodies.get(ids))
 
 
-def lease_rows(db: Path) -> list[tuple]:
+def lease_rows(db: Path | str) -> list[tuple]:
+    if is_url(db):
+        try:
+            return _pg_rows(str(db), "SELECT agent_id, pid, host FROM leases")
+        except Exception:  # not made yet (the log's first process still starting)
+            return []
     conn = sqlite3.connect(db)
     try:
         return conn.execute("SELECT agent_id, pid, host FROM leases").fetchall()

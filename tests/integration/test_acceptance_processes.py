@@ -21,8 +21,8 @@ def run_quick(db, *lines: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("line", ["/clear", "/rewind A", "/forget --ids 1", "/undo"])
-def test_a_context_change_from_another_process_mid_turn_is_refused(tmp_path, line):
-    db = tmp_path / "x.db"
+def test_a_context_change_from_another_process_mid_turn_is_refused(database, tmp_path, line):
+    db = database("x")
     setup = run_quick(db, "first", "/mark A", "second", "/pin a note")
     assert setup.returncode == 0, setup.stderr
     script = tmp_path / "slow.txt"

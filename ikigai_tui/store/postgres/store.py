@@ -114,10 +114,8 @@ class PgStore(GroupCommit):
         self._closed = True
         if self._feed is not None:
             self._feed.cancel()
-            try:
-                await self._feed
-            except asyncio.CancelledError:
-                pass
+            self._wake.set()
+            await asyncio.wait([self._feed], timeout=CLOSE_WAIT)
         await self._stop_writes()
         if self._listener is not None:
             try:
@@ -328,12 +326,16 @@ class PgStore(GroupCommit):
             self._wake.set()
 
     async def _follow(self, interval: float) -> None:
-        while True:
+        # Until closed: asyncio.wait_for (3.11) may lose a cancel that arrives as the
+        # wake-up does, so the loop also ends on its own once the store is closed.
+        while not self._closed:
             try:
                 await asyncio.wait_for(self._wake.wait(), interval)
             except asyncio.TimeoutError:
                 pass
             self._wake.clear()
+            if self._closed:
+                return
             try:
                 await self.catch_up()
             except StoreError as exc:  # the server away for a moment: try again later
