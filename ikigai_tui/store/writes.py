@@ -23,6 +23,7 @@ class GroupCommit:
 
     readonly: bool
     path: Any
+    _high: int | None  # the last id handed to the hooks (None until start_feed)
 
     def _start_writes(self) -> None:
         self._queue: asyncio.Queue[tuple[WriteBatch, asyncio.Future]] = asyncio.Queue()
@@ -96,6 +97,20 @@ class GroupCommit:
         for (_, future), events in zip(live, results):
             if not future.done():
                 future.set_result(events)
+
+    async def _deliver_foreign(self, read: Any, batch: int) -> int:
+        """Hand the hooks, in id order, every event after the last one delivered
+        (`self._high`), read `batch` at a time by `read(after, limit)`; how many."""
+        count = 0
+        while True:
+            delivery = await read(self._high, batch)
+            if not delivery[0]:
+                return count
+            self._high = delivery[0][-1].id
+            self._deliver(delivery, foreign=True)
+            count += len(delivery[0])
+            if len(delivery[0]) < batch:
+                return count
 
     def _deliver(self, delivery: Delivery, foreign: bool = False) -> None:
         for hook, with_origin in self._hooks:

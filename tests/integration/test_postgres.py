@@ -249,3 +249,33 @@ def test_the_password_is_in_no_output_log_or_row(pg_url, tmp_path):
         "    await c.close()\n"
         "asyncio.run(main())\n"), pg_url], capture_output=True, text=True, timeout=60)
     assert dump.returncode == 0 and dump.stdout and secret not in dump.stdout
+
+
+async def test_a_server_restarted_mid_turn_loses_nothing_acknowledged(pg_url, pg_server):
+    """A turn streaming on the offline model (slowly) while the server stops and starts:
+    the turn ends, its reply is committed once, and everything committed before is kept."""
+    from ikigai_tui.core.session import Session, SessionSettings
+    from ikigai_tui.llm.providers import Providers
+
+    store = await open_store(pg_url)
+    session = await Session.open(store, Providers(0.02), SessionSettings())
+    try:
+        root = session.tree.root.id
+        await (await session.say(root, "a first question"))
+        before = [(e.id, e.kind, e.payload) for e in await store.events(root)]
+        turn = await session.say(root, "a second question, answered while the server restarts")
+        await asyncio.sleep(0.1)  # the reply is streaming
+        await asyncio.to_thread(pg_server.stop)
+        await asyncio.to_thread(_start_later, pg_server)
+        assert await asyncio.wait_for(turn, 60)
+        after = [(e.id, e.kind, e.payload) for e in await store.events(root)]
+        assert after[:len(before)] == before  # nothing committed was lost or changed
+        kinds = [k for _, k, _ in after[len(before):]]
+        assert kinds.count("user") == 1 and kinds.count("assistant") == 1, kinds
+        reply = next(p for _, k, p in after[len(before):] if k == "assistant")
+        assert "a second question" in reply["content"] and not reply.get("interrupted")
+        ids = [i for i, _, _ in after]
+        assert ids == sorted(set(ids))
+    finally:
+        await session.close()
+        await store.close()

@@ -346,20 +346,11 @@ class PgStore(GroupCommit):
         order; returns how many events that was."""
         if self._high is None or self._closed:
             return 0
-        count = 0
         async with self._lock:
             with translated(self.path):
                 async with self._pool.acquire() as con:
-                    while True:
-                        delivery = await self._foreign(con, self._high, TAIL_BATCH)
-                        if not delivery[0]:
-                            break
-                        self._high = delivery[0][-1].id
-                        self._deliver(delivery, foreign=True)
-                        count += len(delivery[0])
-                        if len(delivery[0]) < TAIL_BATCH:
-                            break
-        return count
+                    return await self._deliver_foreign(
+                        lambda after, limit: self._foreign(con, after, limit), TAIL_BATCH)
 
     async def _foreign(self, con: Any, after: int, limit: int | None = None) -> Delivery:
         events = [_event(r) for r in await con.fetch(

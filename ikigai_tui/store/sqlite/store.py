@@ -93,23 +93,14 @@ class Store(GroupCommit, AgentRows, Leases, MatchIndexRows, TokenCountRows, LogF
         order; returns how many events that was."""
         if self._high is None or self._closed:
             return 0
-        count = 0
         async with self._lock:
             with self._reading():
                 version = await data_version(self._db)
                 if version == self._version:
                     return 0
                 self._version = version
-                while True:
-                    delivery = await foreign(self._db, self._high, TAIL_BATCH)
-                    if not delivery[0]:
-                        break
-                    self._high = delivery[0][-1].id
-                    self._deliver(delivery, foreign=True)
-                    count += len(delivery[0])
-                    if len(delivery[0]) < TAIL_BATCH:
-                        break
-        return count
+                return await self._deliver_foreign(
+                    lambda after, limit: foreign(self._db, after, limit), TAIL_BATCH)
 
     async def tail(self, after: int, limit: int | None = None) -> list[Event]:
         """Events with id > after, committed by any writer, in id order."""
