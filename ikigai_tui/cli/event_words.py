@@ -146,6 +146,7 @@ WORDS: dict[str, Callable[[Payload], str]] = {
     "compact": _compact,
     "fork": _fork,
     "kill": lambda p: f"killed by {p.get('by', '?')}",
+    "rename": lambda p: f"renamed {p.get('previous') or '(unnamed)'} to {p.get('name', '?')}",
     "mail": lambda p: f"mail from {p.get('from', '?')}: {' '.join(str(p.get('text', '')).split())}",
     "mail_read": lambda p: f"read mail {id_ranges(_ids(p))}",
     "model": lambda p: f"model {p.get('model', '?')}",

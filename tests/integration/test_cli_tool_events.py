@@ -31,6 +31,7 @@ SAMPLES: dict[str, dict] = {
     "undo": {"target": 9},
     "fork": {"child": "a1b2c3", "mark": None, "mark_event": None},
     "kill": {"by": "a1b2c3"}, "mail": {"from": "a1b2c3", "text": "done"},
+    "rename": {"name": "builder", "previous": "worker"},
     "mail_read": {"ids": [12]}, "model": {"model": "openai/gpt-4o"},
     "pin": {"text": "use tabs"}, "unpin": {"index": 1},
     "budget": {"budget": 50_000, "previous": 100_000},

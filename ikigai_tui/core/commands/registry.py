@@ -101,6 +101,12 @@ REGISTRY = Registry([
     CommandSpec("kill", "/kill AGENT", "Stop an agent and its descendants.",
                 _lazy("agents", "kill"), llm=True,
                 details="The root cannot be killed; the LLM may kill only its own descendants."),
+    CommandSpec("rename", "/rename AGENT NAME", "Give an agent a new name.",
+                _lazy("agents", "rename"),
+                details="AGENT by name or id (the root included, and dead agents). NAME: a "
+                "letter, then letters, digits, _ . -; not another agent's. The id stays: "
+                "/send, /kill and --agent take the new name; the old one is free again. "
+                "Recorded in the log; /undo does not reverse it: rename again."),
     CommandSpec("agents", "/agents", "Show the agent tree.",
                 _lazy("agents", "agents"), llm=True),
     CommandSpec("model", "/model [MODEL]", "Show or switch this agent's model.",

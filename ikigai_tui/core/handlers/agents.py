@@ -205,6 +205,23 @@ async def kill(c: CommandContext) -> CommandResult:
     return CommandResult([f"Killed {tree.label(target.id)}{more}."])
 
 
+async def rename(c: CommandContext) -> CommandResult:
+    """/rename AGENT NAME: a new name for an agent (its id stays; /send, /kill, --agent and
+    Tab take the new one; the old one is free again)."""
+    ref = c.args.require("AGENT")
+    name = c.args.require("NAME")
+    c.args.done()
+    tree = c.tree
+    target = tree.resolve(ref)
+    if target.name == name:
+        return CommandResult([f"Agent {tree.label(target.id)} is already named {name}."])
+    _check_agent_name(tree, name)
+    before = tree.label(target.id)
+    c.add("rename", {"name": name, "previous": target.name}, agent_id=target.id)
+    c.batch.agent_updates.append((target.id, "name", name))
+    return CommandResult([f"Renamed {before} to {name}."], data=target.id)
+
+
 async def agents(c: CommandContext) -> CommandResult:
     c.args.done()
     elsewhere = c.services.elsewhere
