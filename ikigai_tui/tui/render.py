@@ -93,6 +93,11 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80,
         return Group(Text(text, style=p.command), *_output_blocks(output, p.output, width))
     if kind == "error":
         return Text(text if text.startswith("Error:") else f"Error: {text}", style=p.error)
+    if kind == "mail":  # its text shows once, when /check-mail reads it into the context
+        lines = len(text.splitlines()) or 1
+        size = f"{lines} line{'s' if lines != 1 else ''}, {len(text):,} characters"
+        return Text.assemble((f"✉ mail from {sanitize(item.meta.get('from', '?'))}", p.command),
+                             (f" · {size} · /check-mail reads it", p.note))
     if kind == "rule":  # its words shortened to the width by whole parts, never cut
         parts = text.strip().split(" · ")
         words = fit([f" {' · '.join(parts[:n])} " for n in range(len(parts), 0, -1)], width - 4)

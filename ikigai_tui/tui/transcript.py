@@ -9,13 +9,13 @@ from ikigai_tui.core.replay.queries import removal_label
 
 __all__ = ["SHOWN_KINDS", "Item", "item_from_event", "items_from_events", "removal_label"]
 
-SHOWN_KINDS = ("user", "assistant", "tool_call", "tool_result", "command", "error")
+SHOWN_KINDS = ("user", "assistant", "tool_call", "tool_result", "command", "error", "mail")
 
 
 @dataclass
 class Item:
     key: int  # event id (negative for items that are not in the log)
-    kind: str  # user | assistant | tool_call | tool_result | command | error | note | stream
+    kind: str  # user | assistant | tool_call | tool_result | command | error | mail | note | stream
     text: str
     meta: dict = field(default_factory=dict)
 
@@ -39,6 +39,9 @@ def item_from_event(event: Event) -> Item | None:
                     {"output": list(p.get("output") or []), "source": p.get("source")})
     if event.kind == "error":
         return Item(event.id, "error", str(p.get("message") or ""))
+    if event.kind == "mail":  # arrived: a line in the recipient's scrollback
+        sender = p.get("from_label") or str(p.get("from") or "?")[:6]
+        return Item(event.id, "mail", str(p.get("text") or ""), {"from": str(sender)})
     return None
 
 

@@ -148,7 +148,8 @@ async def send(c: CommandContext) -> CommandResult:
         raise CommandError("the LLM may only send to its own descendants or its ancestors")
     if target.dead:
         raise CommandError(f"agent {c.tree.label(target.id)} is dead; mail would never be read")
-    c.add("mail", {"from": c.agent.id, "text": text}, agent_id=target.id)
+    c.add("mail", {"from": c.agent.id, "from_label": c.tree.label(c.agent.id), "text": text},
+          agent_id=target.id)
     return CommandResult([f"Mail sent to {c.tree.label(target.id)}."])
 
 
