@@ -11,7 +11,6 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -37,7 +36,7 @@ from ikigai_tui.tui.keys import key_name
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import MAX_PANES, Panes
-from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.status import status_text
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.news import NewsToasts
@@ -289,13 +288,8 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             return
         tree = session.tree
         focused = tree[self.focused_agent]
-        model = session.model_of(focused)
-        offline = " model, no network" if model == "offline" else ""
-        line = Text(f" ikigai · {sanitize(tree.label(focused.id))} · {model}{offline}"
-                    f" · {self.db_label}")
-        if self.store_trouble:
-            line.append(f" · {sanitize(self.store_trouble)}", style="bold red")
-        self.status_line.update(line)
+        self.status_line.update(status_text(tree.label(focused.id), session.model_of(focused),
+                                            self.db_label, self.store_trouble))
         rows = [agent_row(agent, tree.label(agent.id), self.usage_plans.get(agent.id),
                           session.usages.now(agent.id), agent.id in self.unseen)
                 for agent, _depth in tree.walk()]

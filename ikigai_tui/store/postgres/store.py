@@ -17,20 +17,18 @@ import json
 import logging
 import time
 import uuid
-from array import array
-from collections.abc import AsyncIterable, Iterable, Sequence
+from collections.abc import AsyncIterable, Sequence
 from typing import Any
 
-from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, AgentRecord, Event, EventRow, WriteBatch
-from ikigai_tui.core.leases import keeps
-from ikigai_tui.core.ports import ConflictError, Holder, StoreError, TokenBlock, VectorBlock
+from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
+from ikigai_tui.core.ports import ConflictError, StoreError
 from ikigai_tui.core.replay.bodies import outline_row
-from ikigai_tui.core.replay.rows import Rows
-from ikigai_tui.core.usage.ledger import TIER  # noqa: F401 (the usage tier callers pass)
 from ikigai_tui.store.postgres.connect import (
     LOCK_CLASS, ConnectionLost, connect_pool, driver, ready_schema, translated,
 )
-from ikigai_tui.store.postgres.search import search_text, ts_query, word_query
+from ikigai_tui.store.postgres.reads import AGENT_COLUMNS, EVENT_COLUMNS, LogReads, event_of
+from ikigai_tui.store.postgres.state import SmallStateRows
+from ikigai_tui.store.postgres.search import search_text
 from ikigai_tui.store.postgres.url import parse
 from ikigai_tui.store.writes import (
     UPDATABLE, Delivery, GroupCommit, agent_params, derived_updates, parents_first,
@@ -45,16 +43,6 @@ RETRY_FOR = 30.0  # seconds a lost connection is tried again before the write fa
 RETRY_FIRST, RETRY_MOST = 0.1, 2.0  # the backoff's first and longest waits
 CLOSE_WAIT = 5.0  # seconds the connections get to end their work at close
 TAIL_BATCH = 5000
-ROW_BATCH = 5000
-PAYLOAD_BATCH = 5000
-_AGENT_COLUMNS = "id, parent_id, name, model, status, created_at, fork_event_id, budget"
-_EVENT_COLUMNS = "id, agent_id, kind, payload, created_at"
-
-
-def _event(row: Any) -> Event:
-    return Event(row[0], row[1], row[2], json.loads(row[3]), row[4])
-
-
 _INSERT_EVENT = (
     "INSERT INTO events (id, agent_id, kind, payload, outline, created_at, search) "
     "VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::text IS NULL THEN NULL "
@@ -74,7 +62,7 @@ def _outline_text(kind: str, payload: dict) -> str | None:
     return None if shown is payload else json.dumps(dict(shown), ensure_ascii=False)
 
 
-class PgStore(GroupCommit):
+class PgStore(LogReads, SmallStateRows, GroupCommit):
     """An open log on PostgreSQL (a pool of a few connections; one more listens while the
     feed runs)."""
 
@@ -200,9 +188,9 @@ class PgStore(GroupCommit):
                                [b.key for b in batches])
         found: dict[str, list[Event]] = {}
         for key, first, last in rows:
-            events = await con.fetch(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id BETWEEN "
+            events = await con.fetch(f"SELECT {EVENT_COLUMNS} FROM events WHERE id BETWEEN "
                                      "$1 AND $2 ORDER BY id", first, last)
-            found[key] = [_event(r) for r in events]
+            found[key] = [event_of(r) for r in events]
         return found
 
     async def _commit_batches(self, con: Any, batches: list[WriteBatch]) -> list[list[Event]]:
@@ -235,7 +223,7 @@ class PgStore(GroupCommit):
                 results.append(events)
             if agents:
                 await con.executemany(
-                    f"INSERT INTO agents ({_AGENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    f"INSERT INTO agents ({AGENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                     [agent_params(a) for a in agents])
             if rows:
                 await con.executemany(_INSERT_EVENT, rows)
@@ -287,7 +275,7 @@ class PgStore(GroupCommit):
                             raise ConflictError(f"{self.path} is not empty: a log is copied "
                                                 "only into an empty one")
                         await con.executemany(
-                            f"INSERT INTO agents ({_AGENT_COLUMNS}) VALUES "
+                            f"INSERT INTO agents ({AGENT_COLUMNS}) VALUES "
                             "($1, $2, $3, $4, $5, $6, $7, $8)",
                             [agent_params(a) for a in parents_first(agents)])
                         count = 0
@@ -353,256 +341,17 @@ class PgStore(GroupCommit):
                         lambda after, limit: self._foreign(con, after, limit), TAIL_BATCH)
 
     async def _foreign(self, con: Any, after: int, limit: int | None = None) -> Delivery:
-        events = [_event(r) for r in await con.fetch(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE id > $1 ORDER BY id LIMIT $2",
+        events = [event_of(r) for r in await con.fetch(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE id > $1 ORDER BY id LIMIT $2",
             after, limit)]
         if not events:
             return [], [], []
         ids = sorted({e.agent_id for e in events})
-        rows = await con.fetch(f"SELECT {_AGENT_COLUMNS} FROM agents WHERE id = ANY($1) "
+        rows = await con.fetch(f"SELECT {AGENT_COLUMNS} FROM agents WHERE id = ANY($1) "
                                "ORDER BY created_at, seq", ids)
         return events, [AgentRecord(*r) for r in rows], derived_updates(events)
 
     async def tail(self, after: int, limit: int | None = None) -> list[Event]:
-        rows = await self._fetch(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id > $1 "
+        rows = await self._fetch(f"SELECT {EVENT_COLUMNS} FROM events WHERE id > $1 "
                                  "ORDER BY id LIMIT $2", after, limit)
-        return [_event(r) for r in rows]
-
-    # -- reading ---------------------------------------------------------------
-
-    async def _each(self, take: Any, sql: str, *args: Any) -> None:
-        """`take(rows)` for the rows of `sql`, ROW_BATCH at a time (a long log is never
-        read all at once); the connection goes back to the pool however it ends."""
-        async def read(con: Any) -> None:
-            async with con.transaction(readonly=True):
-                cursor = await con.cursor(sql, *args)
-                while rows := await cursor.fetch(ROW_BATCH):
-                    take(rows)
-
-        await self._on_connection(read)
-
-    async def agent_rows(self, agent_id: str, upto: int | None = None) -> list[EventRow]:
-        out: list[EventRow] = []
-        await self._each(lambda rows: out.extend((i, k, json.loads(p)) for i, k, p in rows),
-                         "SELECT id, kind, payload FROM events WHERE agent_id = $1 AND id < $2 "
-                         "ORDER BY id", agent_id, upto if upto is not None else 2**62)
-        return out
-
-    async def agent_outline(self, agent_id: str, upto: int | None = None) -> Sequence[EventRow]:
-        out = Rows()
-        await self._each(lambda rows: out.extend_encoded(rows, json.loads, CONTEXT_MESSAGE_KINDS),
-                         "SELECT id, kind, COALESCE(outline, payload) FROM events "
-                         "WHERE agent_id = $1 AND id < $2 ORDER BY id",
-                         agent_id, upto if upto is not None else 2**62)
-        return out
-
-    async def payloads(self, ids: Sequence[int]) -> dict[int, dict]:
-        out: dict[int, dict] = {}
-        for start in range(0, len(ids), PAYLOAD_BATCH):
-            part = list(ids[start:start + PAYLOAD_BATCH])
-            rows = await self._fetch("SELECT id, payload FROM events WHERE id = ANY($1)", part)
-            out.update({i: json.loads(p) for i, p in rows})
-        return out
-
-    async def events(self, agent_id: str | None = None, *, after: int = 0,
-                     limit: int | None = None) -> list[Event]:
-        if agent_id is None:
-            return await self.tail(after, limit)
-        rows = await self._fetch(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id > $1 AND "
-                                 "agent_id = $2 ORDER BY id LIMIT $3", after, agent_id, limit)
-        return [_event(r) for r in rows]
-
-    async def page(self, agent_id: str, kinds: Iterable[str], *, before: int | None = None,
-                   after: int | None = None, limit: int = 100) -> list[Event]:
-        wanted = list(kinds)
-        if after is not None:
-            rows = await self._fetch(
-                f"SELECT {_EVENT_COLUMNS} FROM events WHERE agent_id = $1 AND kind = ANY($2) "
-                "AND id > $3 ORDER BY id LIMIT $4", agent_id, wanted, after, limit)
-            return [_event(r) for r in rows]
-        rows = await self._fetch(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE agent_id = $1 AND kind = ANY($2) "
-            "AND id < $3 ORDER BY id DESC LIMIT $4", agent_id, wanted,
-            before if before is not None else 2**62, limit)
-        return [_event(r) for r in rows][::-1]
-
-    async def page_keys(self, agent_id: str, kinds: Iterable[str]) -> Sequence[int]:
-        keys = array("q")
-        await self._each(lambda rows: keys.extend(r[0] for r in rows),
-                         "SELECT id FROM events WHERE agent_id = $1 AND kind = ANY($2) ORDER BY id",
-                         agent_id, list(kinds))
-        return keys
-
-    async def agents(self) -> list[AgentRecord]:
-        rows = await self._fetch(f"SELECT {_AGENT_COLUMNS} FROM agents ORDER BY created_at, seq")
-        return [AgentRecord(*r) for r in rows]
-
-    async def unread_counts(self, upto: int | None = None) -> dict[str, int]:
-        rows = await self._fetch(
-            "SELECT agent_id, SUM(CASE kind WHEN 'mail' THEN 1 "
-            "ELSE -jsonb_array_length(payload::jsonb -> 'ids') END) "
-            "FROM events WHERE kind IN ('mail', 'mail_read') AND id <= $1 GROUP BY agent_id",
-            upto if upto is not None else 2**62)
-        return {agent_id: int(n) for agent_id, n in rows if n}
-
-    async def count_events(self) -> int:
-        return int(await self._value("SELECT COUNT(*) FROM events"))
-
-    async def max_event_id(self) -> int:
-        return int(await self._value("SELECT COALESCE(MAX(id), 0) FROM events"))
-
-    async def search(self, query: str, ids: Iterable[str], limit: int = 50) -> list[Event]:
-        tsquery = ts_query(query)
-        if not tsquery:
-            return []
-        rows = await self._fetch(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE search @@ to_tsquery('simple', $1) "
-            "AND agent_id = ANY($2) ORDER BY ts_rank(search, to_tsquery('simple', $1)) DESC, "
-            "id LIMIT $3", tsquery, list(ids), limit)
-        return [_event(r) for r in rows]
-
-    async def word_hits(self, words: Sequence[str], low: int, high: int) -> dict[str, list[int]]:
-        hits: dict[str, list[int]] = {}
-        for word in dict.fromkeys(words):
-            tsquery = word_query(word)
-            rows = await self._fetch(
-                "SELECT id FROM events WHERE search @@ to_tsquery('simple', $1) "
-                "AND id BETWEEN $2 AND $3 ORDER BY id", tsquery, low, high) if tsquery else []
-            hits[word] = [r[0] for r in rows]
-        return hits
-
-    async def integrity_problems(self, limit: int = 100) -> list[str]:
-        """What `ikigai check` reports besides replaying every agent: the server keeps
-        its pages sound; here, ids that are not the gapless run the feed relies on."""
-        first, last, count = await self._fetch_row(
-            "SELECT COALESCE(MIN(id), 1), COALESCE(MAX(id), 0), COUNT(*) FROM events")
-        if count and (first != 1 or last != count):
-            return [f"event ids run {first}..{last} but {count} events are stored"][:limit]
-        return []
-
-    async def _fetch_row(self, sql: str, *args: Any) -> Any:
-        rows = await self._fetch(sql, *args)
-        return rows[0]
-
-    # -- small state ------------------------------------------------------------
-
-    async def token_factors(self) -> dict[str, tuple[float, int]]:
-        rows = await self._fetch("SELECT model, factor, samples FROM token_factors")
-        return {m: (float(f), int(s)) for m, f, s in rows}
-
-    async def usage_sums(self, tier: int) -> list[tuple[str, str, bool, int, int]]:
-        rows = await self._fetch(
-            "SELECT agent_id, COALESCE(p ->> 'model', '') AS model, "
-            "COALESCE((p ->> 'input_tokens')::bigint, 0) > $1 AS above, "
-            "SUM(COALESCE((p ->> 'input_tokens')::bigint, 0)), "
-            "SUM(COALESCE((p ->> 'output_tokens')::bigint, 0)) "
-            "FROM (SELECT agent_id, payload::jsonb AS p FROM events WHERE kind = 'usage') u "
-            "GROUP BY 1, 2, 3", tier)
-        return [(a, m, bool(above), int(i), int(o)) for a, m, above, i, o in rows]
-
-    async def _blocks(self, table: str, key: str, value: str, columns: str, low: int,
-                      high: int) -> list:
-        return await self._fetch(f"SELECT {columns} FROM {table} WHERE {key} = $1 AND "
-                                 "low <= $2 AND high >= $3 ORDER BY seq", value, high, low)
-
-    async def _save_block(self, table: str, key: str, value: str, ids: bytes,
-                          values: dict[str, bytes]) -> None:
-        names = ", ".join(values)
-        marks = ", ".join(f"${n}" for n in range(5, 5 + len(values)))
-        low = int.from_bytes(ids[:8], "little", signed=True)
-        high = int.from_bytes(ids[-8:], "little", signed=True)
-        await self._execute(f"INSERT INTO {table} ({key}, low, high, ids, {names}) "
-                            f"VALUES ($1, $2, $3, $4, {marks})", value, low, high, ids,
-                            *values.values())
-
-    async def message_vectors(self, model: str, low: int, high: int) -> list[VectorBlock]:
-        rows = await self._blocks("message_vectors", "model", model, "ids, tokens, vectors",
-                                  low, high)
-        return [VectorBlock(*r) for r in rows]
-
-    async def save_message_vectors(self, model: str, block: VectorBlock) -> None:
-        if not block.ids:
-            return
-        if len(block.ids) % 8 or len(block.tokens) != len(block.ids):
-            raise ValueError("a vector block needs one int64 id and token count per message")
-        await self._save_block("message_vectors", "model", model, block.ids,
-                               {"tokens": block.tokens, "vectors": block.vectors})
-
-    async def token_blocks(self, encoding: str, low: int, high: int) -> list[TokenBlock]:
-        rows = await self._blocks("message_tokens", "encoding", encoding, "ids, tokens",
-                                  low, high)
-        return [TokenBlock(*r) for r in rows]
-
-    async def save_token_block(self, encoding: str, block: TokenBlock) -> None:
-        if not block.ids:
-            return
-        if len(block.ids) % 8 or len(block.tokens) != len(block.ids):
-            raise ValueError("a token block needs one int64 id and one float64 count per message")
-        await self._save_block("message_tokens", "encoding", encoding, block.ids,
-                               {"tokens": block.tokens})
-
-    async def text_tokens(self, encoding: str, digests: Iterable[str]) -> dict[str, float]:
-        wanted = list(dict.fromkeys(digests))
-        if not wanted:
-            return {}
-        rows = await self._fetch("SELECT digest, tokens FROM text_tokens WHERE encoding = $1 "
-                                 "AND digest = ANY($2)", encoding, wanted)
-        return {d: float(t) for d, t in rows}
-
-    async def save_text_tokens(self, encoding: str, counts: dict[str, float]) -> None:
-        if not counts:
-            return
-        self._check_writable()
-        with translated(self.path):
-            async with self._pool.acquire() as con:
-                await con.executemany(
-                    "INSERT INTO text_tokens (encoding, digest, tokens) VALUES ($1, $2, $3) "
-                    "ON CONFLICT DO NOTHING", [(encoding, d, t) for d, t in counts.items()])
-
-    # -- leases ------------------------------------------------------------------
-
-    async def acquire_lease(self, agent_id: str, pid: int, host: str,
-                            gone: list[Holder] | None = None) -> Holder | None:
-        self._check_writable()
-        now = time.time()
-
-        async def take(con: Any) -> tuple[Holder | None, bool]:
-            async with con.transaction():
-                await con.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
-                                  LOCK_CLASS + 1, f"{self.schema}/{agent_id}")
-                row = await con.fetchrow("SELECT pid, host, started_at, renewed_at "
-                                         "FROM leases WHERE agent_id = $1", agent_id)
-                holder = Holder(*row) if row else None
-                other = holder is not None and (holder.pid, holder.host) != (pid, host)
-                if other and keeps(holder, host, now):
-                    return holder, True
-                await con.execute(
-                    "INSERT INTO leases (agent_id, pid, host, started_at, renewed_at) "
-                    "VALUES ($1, $2, $3, $4, $4) ON CONFLICT (agent_id) DO UPDATE SET "
-                    "pid = excluded.pid, host = excluded.host, "
-                    "started_at = excluded.started_at, renewed_at = excluded.renewed_at",
-                    agent_id, pid, host, now)
-                return (holder if other else None), False
-
-        holder, kept = await self._on_connection(take)
-        if kept:
-            return holder
-        other = holder is not None
-        if other and gone is not None:
-            gone.append(holder)
-        return None
-
-    async def release_lease(self, agent_id: str, pid: int, host: str) -> None:
-        await self._execute("DELETE FROM leases WHERE agent_id = $1 AND pid = $2 AND host = $3",
-                            agent_id, pid, host)
-
-    async def renew_leases(self, agent_ids: Iterable[str], pid: int, host: str) -> None:
-        ids = list(agent_ids)
-        if ids:
-            await self._execute("UPDATE leases SET renewed_at = $1 WHERE pid = $2 AND host = $3 "
-                                "AND agent_id = ANY($4)", time.time(), pid, host, ids)
-
-    async def lease_holder(self, agent_id: str) -> Holder | None:
-        rows = await self._fetch("SELECT pid, host, started_at, renewed_at FROM leases "
-                                 "WHERE agent_id = $1", agent_id)
-        return Holder(*rows[0]) if rows else None
+        return [event_of(r) for r in rows]
