@@ -14,7 +14,7 @@ import signal
 import sys
 
 from ikigai_tui.cli.output import resolve_agent
-from ikigai_tui.cli.run import attach_reviewers, make_printer, switch_model
+from ikigai_tui.cli.run import attach_reviewers, make_printer, switch_model, warn_assumed_limit
 from ikigai_tui.cli.stream import JsonPrinter
 from ikigai_tui.config import Config, ConfigError, OptionError
 from ikigai_tui.core.errors import CommandError
@@ -57,6 +57,7 @@ async def ask(args: argparse.Namespace, config: Config) -> int:
             printer.init()
         session.subscribe(printer)
         attach_reviewers(session, args, printer.err)
+        warn_assumed_limit(session, agent, printer.err)
         status = await _one_turn(session, printer, agent.id, text)
         if isinstance(printer, JsonPrinter):
             printer.finish(status)

@@ -103,6 +103,10 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "budget_source": ("budget" if r.budget_event is not None
                           else "fork" if agent.parent_id is not None else "config"),
         "limit": window.limit,
+        # where the limit comes from: "map" (litellm's), "published" (the provider's figure
+        # for a model the pinned map lacks), "config", "offline", or "assumed" (a guess)
+        "limit_source": (limits := session.models.limits(session.model_of(agent))).source,
+        "limit_assumed": limits.source == "assumed",
         "percent": round(window.percent, 1),
         "state": window.state,
         "window_start": window.start,

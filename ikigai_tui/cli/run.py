@@ -18,6 +18,7 @@ from ikigai_tui.config import Config, OptionError
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.memory.service import memory_of
 from ikigai_tui.core.notices import CompactingNotice, CompactionNotice, StoreTrouble
+from ikigai_tui.core.tokens.limits import limit_words
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
@@ -135,6 +136,18 @@ async def switch_model(session: Session, agent, model: str | None) -> None:
     resolve = getattr(session.providers, "resolve", None)
     if session.model_of(agent) != (resolve(model) if resolve is not None else model):
         await session.command(agent.id, f"/model {model}")
+
+
+def warn_assumed_limit(session: Session, agent, err, tty: bool | None = None) -> None:
+    """One stderr line, when stderr is a terminal, if nothing knows the agent's model's
+    input limit (a 128K guess): the name is accepted, and the user told how to set it.
+    A script's stderr keeps to errors; /context and `context --json` say it too."""
+    if not (sys.stderr.isatty() if tty is None else tty):
+        return
+    model = session.model_of(agent)
+    limits = session.models.limits(model)
+    if limits.source == "assumed":
+        err.line(f"Warning: the input limit of {limit_words(limits, model)}.")
 
 
 class BadLine(NamedTuple):
@@ -264,6 +277,7 @@ async def run(args: argparse.Namespace, config: Config, *, interactive: bool = F
             printer.init()
         session.subscribe(printer)
         attach_reviewers(session, args, printer.err)
+        warn_assumed_limit(session, agent, printer.err)
         tty = sys.stdin.isatty() and getattr(args, "script", None) is None
         if interactive and tty:
             printer.err.line("ikigai (line mode): type a message, /help for commands, /exit to leave.")

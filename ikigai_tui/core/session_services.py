@@ -133,7 +133,8 @@ class SessionServices:
                                self.store.page, memory=lambda: self.memory,
                                compactor=self.compactor, bodies=self.bodies,
                                search=self.store.search, elsewhere=self.leases.elsewhere,
-                               key_warning=self.key_warning, replayer=self.replayer,
+                               key_warning=self.key_warning, limits=self.models.limits,
+                               replayer=self.replayer,
                                workspace=self.workspace,
                                tool_results=lambda: self.settings.tool_results,
                                servers=lambda: self.tool_servers)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 from ikigai_tui.core.tokens.limits import MAX_OUTPUT_RESERVE, Limits
@@ -14,10 +15,35 @@ from ikigai_tui.core.usage.ledger import Prices
 OFFLINE_LIMITS = (200_000, 8_192)
 UNKNOWN_LIMITS = (128_000, 4_096)  # a custom or unlisted model: assume a common size
 
+# The providers' published limits (input, output) of models the pinned map lacks, by the
+# provider and a pattern of the model's name: Anthropic's Claude 3 family (200K), Google's
+# Gemini 1.5 Pro (2M), 1.5 Flash and 2.0 Flash (1M). The map, when it lists a model, wins.
+PUBLISHED: tuple[tuple[frozenset[str], re.Pattern[str], tuple[int, int]], ...] = (
+    (frozenset({"anthropic"}), re.compile(r"claude-3-(opus|sonnet|haiku)(-\d{8}|-latest)?"),
+     (200_000, 4_096)),
+    (frozenset({"anthropic"}), re.compile(r"claude-3-[57]-(sonnet|haiku)(-\d{8}|-latest)?"),
+     (200_000, 8_192)),
+    (frozenset({"gemini", "vertex_ai"}), re.compile(r"gemini-1\.5-pro(-\d{3}|-latest)?"),
+     (2_097_152, 8_192)),
+    (frozenset({"gemini", "vertex_ai"}),
+     re.compile(r"gemini-(1\.5-flash(-8b)?|2\.0-flash(-lite)?)(-\d{3}|-latest)?"),
+     (1_048_576, 8_192)),
+)
 
-def _limits(limit_in: int, limit_out: int, known: bool) -> Limits:
+
+def _limits(limit_in: int, limit_out: int, known: bool, source: str = "map") -> Limits:
     """The reply's room is the model's output limit, at most MAX_OUTPUT_RESERVE."""
-    return Limits(limit_in, min(limit_out, MAX_OUTPUT_RESERVE), known)
+    return Limits(limit_in, min(limit_out, MAX_OUTPUT_RESERVE), known, source)
+
+
+def published_limits(model: str) -> tuple[int, int] | None:
+    """The provider's published (input, output) limits of `model` ("provider/name"), for
+    the few the pinned map lacks; None for any other."""
+    provider, _, name = model.partition("/")
+    for providers, pattern, limits in PUBLISHED:
+        if provider in providers and pattern.fullmatch(name):
+            return limits
+    return None
 
 
 def _map_path() -> Path | None:
@@ -99,16 +125,27 @@ def _entry(model: str) -> dict | None:
     return None
 
 
+def published_full_name(bare: str) -> str | None:
+    """The full name of a bare name of the published table (`claude-3-opus-20240229` ->
+    anthropic/claude-3-opus-20240229), or None."""
+    for provider in ("anthropic", "gemini"):
+        if published_limits(f"{provider}/{bare}") is not None:
+            return f"{provider}/{bare}"
+    return None
+
+
 def model_limits(model: str) -> Limits:
     if model == "offline":
-        return _limits(*OFFLINE_LIMITS, True)
+        return _limits(*OFFLINE_LIMITS, True, "offline")
     info = _entry(model)
     if info:
         limit_in = info.get("max_input_tokens") or info.get("max_tokens")
         limit_out = info.get("max_output_tokens") or info.get("max_tokens") or UNKNOWN_LIMITS[1]
         if limit_in:
             return _limits(int(limit_in), int(limit_out), True)
-    return _limits(*UNKNOWN_LIMITS, False)
+    if (published := published_limits(model)) is not None:
+        return _limits(*published, True, "published")
+    return _limits(*UNKNOWN_LIMITS, False, "assumed")
 
 
 def model_prices(model: str) -> Prices | None:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from ikigai_tui.llm.models import _model_map
+from ikigai_tui.llm.models import _model_map, published_full_name
 
 OFFLINE = "offline"
 _FULL = re.compile(r"^[A-Za-z0-9_.-]+/\S+$")
@@ -111,7 +111,7 @@ def resolve(name: str, aliases: Mapping[str, str] | None = None) -> str:
                                f"provider '{provider}'{hint}")
         return model
     if _BARE.match(model):
-        full = _bare_table().get(model)
+        full = _bare_table().get(model) or published_full_name(model)
         if full is not None:
             return full
         why = "litellm knows, nor an alias"

@@ -110,7 +110,7 @@ class Providers:
         model = self._full(model)
         found = model_limits(model)
         given = self.model_input_limits.get(model)
-        return found if given is None else Limits(given, found.reserve, True)
+        return found if given is None else Limits(given, found.reserve, True, "config")
 
     def prices(self, model: str) -> Prices | None:
         """Dollars per token from litellm's model map; None: the cost is unknown."""

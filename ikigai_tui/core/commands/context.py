@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.usage.ledger import UsageTotals
+    from ikigai_tui.core.tokens.limits import Limits
     from ikigai_tui.core.tokens.window import ContextMeter, Window
 
 
@@ -70,6 +71,8 @@ class CommandServices:
     elsewhere: Callable[[str], Awaitable[Any]] | None = None
     # A model -> a warning line when its messages will fail (no key set), else None.
     key_warning: Callable[[str], str | None] | None = None
+    # A model -> its limits (core/tokens/limits.Limits: the input limit and its source).
+    limits: Callable[[str], Limits] | None = None
     # Another agent's replayed state (Session.replayer): where an ancestor's mark lives.
     replayer: Callable[[str], Awaitable[Replayer]] | None = None
     # An agent's workspace (Session.workspace): where its file tools work.

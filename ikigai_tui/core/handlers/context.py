@@ -10,6 +10,7 @@ from ikigai_tui.core.commands.context import CommandContext
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult, IdRange, check_mark_name
+from ikigai_tui.core.tokens.limits import limit_words
 from ikigai_tui.core.tokens.words import history_line, sent_line
 from ikigai_tui.core.handlers.filter import propose_matches, read_filter_args
 from ikigai_tui.core.commands.proposals import FilterProposal
@@ -160,9 +161,13 @@ async def context(c: CommandContext) -> CommandResult:
     if r.budget_event is not None:
         budget += " (set with /budget)"
     start = f"message {w.start}" if w.start is not None else "empty"
+    model = c.services.model_of(c.agent)
+    limits = c.services.limits(model) if c.services.limits is not None else None
+    said = limit_words(limits, model) if limits is not None else None
     lines = [
         f"{sent_line(w.tokens, w.limit, w.budget, w.exact)}, {w.state}; "
-        f"counts {kind} for {c.services.model_of(c.agent)}",
+        f"counts {kind} for {model}",
+        *([f"Input limit: {said}"] if said else []),
         f"  system prompt  {w.system:>9,}" + (f"  (of which {len(r.pins)} pins: {w.pins:,})"
                                                  if r.pins else ""),
         f"  tools          {w.tools:>9,}",

@@ -9,6 +9,7 @@ from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.replay.request import DEFAULT_SYSTEM_PROMPT
+from ikigai_tui.core.tokens.limits import limit_words
 
 
 async def model(c: CommandContext) -> CommandResult:
@@ -30,7 +31,14 @@ def _with_key_warning(c: CommandContext, line: str, model: str) -> CommandResult
     """The line, then a warning when messages to `model` will fail for want of its key:
     said when the model is chosen, not at the first message."""
     warning = c.services.key_warning(model) if c.services.key_warning is not None else None
-    return CommandResult([line, warning] if warning else [line])
+    return CommandResult([line, *(w for w in (warning, limit_warning(c, model)) if w)])
+
+
+def limit_warning(c: CommandContext, model: str) -> str | None:
+    """A line warning that `model`'s input limit is assumed (nothing lists the model)."""
+    if c.services.limits is None or (limits := c.services.limits(model)).source != "assumed":
+        return None
+    return f"Warning: its input limit of {limit_words(limits, model)}."
 
 
 async def system(c: CommandContext) -> CommandResult:

@@ -19,6 +19,22 @@ class Limits(NamedTuple):
     input: int  # the model's input limit in tokens
     reserve: int  # room kept for the reply
     known: bool  # False: an assumed size for a model no map lists
+    # where the input limit comes from: "map" (litellm's model map), "published" (the
+    # provider's published figure for a model the pinned map lacks), "config" ([models]),
+    # "offline", or "assumed" (nothing knows the model: a common size)
+    source: str = "map"
+
+
+def limit_words(limits: Limits, model: str) -> str | None:
+    """What /context and the model's warning say of a limit nothing knows, or of one taken
+    from the providers' published figures; None for a limit the map or the config gives."""
+    if limits.source == "assumed":
+        return (f"{format_tokens(limits.input)} is assumed: litellm's model map does not list "
+                f"{model}; set max_input_tokens in [models.\"{model}\"] in the config")
+    if limits.source == "published":
+        return (f"{format_tokens(limits.input)} is the provider's published figure: litellm's "
+                f"model map does not list {model}")
+    return None
 
 
 def usage_state(share: float) -> str:
