@@ -22,6 +22,7 @@ from ikigai_tui.core.tools.permissions import grant_words
 from ikigai_tui.core.memory.change import words as memory_words
 from ikigai_tui.core.session import Session
 from ikigai_tui.support.inert import dumps
+from ikigai_tui.core.handlers.history import context_history
 from ikigai_tui.runtime import close_session, open_session
 
 
@@ -117,6 +118,9 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "summary_reserve": window.reserve,  # 0: summaries of pruned turns are off
         "pruned_summary": pruned_data(plan),
         "usage": (await session.usages.totals(agent.id)).as_dict(),
+        # how it got here: the oldest message, the compactions in effect, the restores,
+        # the context changes the LLM asked for and how many were applied
+        "history": (await context_history(r, agent.id, session.tree, session.store.page)).as_dict(),
     }
 
 

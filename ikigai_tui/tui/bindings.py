@@ -131,6 +131,9 @@ MEMORY_DIFF: list[Binding] = [Binding("y,enter", "accept", "Accept"),
 MEMORY_FILES: list[Binding] = [Binding("escape", "close", "Close")]
 MEMORY_FILE: list[Binding] = [Binding("escape", "close", "Back to the list")]
 
+# /history's list of context changes (HistoryScreen).
+HISTORY: list[Binding] = [Binding("escape", "close", "Close", id="history-close")]
+
 # A tool the permission rules ask about (PermissionScreen): keys named as pressed.
 PERMISSION: list[Binding] = [
     Binding("y", "answer('once')", "Yes, once"),

@@ -75,6 +75,7 @@ class Screens:
     memory: Callable[[Any], Any]
     recall: Callable[[Session, str, str, CommandResult], Awaitable[Any | None]]
     permission: Callable[[PermissionRequest, int], Any] | None = None
+    history: Callable[[Session, str, Any], Any | None] | None = None  # /history's list
 
 
 class Outbox(Protocol):
@@ -154,6 +155,8 @@ class SubmitController:
                 host.run_worker(self._filter(agent_id, parsed), group="filter")
             elif name == "recall":
                 host.run_worker(self._recall(agent_id, parsed), group="filter")
+            elif name == "history":
+                host.run_worker(self._history(agent_id, parsed), group="filter")
             else:
                 await host.show_end()
                 # Its output arrives as a logged event; a proposal waits for the preview.
@@ -343,14 +346,35 @@ class SubmitController:
 
         self.host.push_screen(screen, done)
 
+    async def _history(self, agent_id: str, parsed: ParsedCommand) -> None:
+        """/history: its lines in the scrollback, then the list (screens/history.py) to
+        take the context back to just before one change, through `/undo --to ID`."""
+        await self.host.show_end()
+        try:
+            outcome = await self.session.propose(agent_id, parsed)
+            screen = self.screens.history and self.screens.history(self.session, agent_id, outcome)
+        except CommandError as exc:
+            self._failed(parsed.text, exc)
+            return
+        def done(change: int | None) -> None:
+            if change is not None:
+                self.host.run_worker(self._run(agent_id, f"/undo --to {change}"), group="preview")
+
+        if screen is not None:
+            self.host.push_screen(screen, done)
+
+    async def _run(self, agent_id: str, text: str) -> None:
+        """A command a dialog chose, as typed; its failure a note in the scrollback."""
+        try:
+            await self.session.command(agent_id, text)
+        except CommandError as exc:
+            self.host.note("error", f"Error: {exc}")
+
     async def _restore(self, agent_id: str, ids: list[int]) -> None:
         """What /recall's dialog brings back: exactly what `/restore IDS` writes."""
         from ikigai_tui.core.tools.filter_context import id_ranges
 
-        try:
-            await self.session.command(agent_id, f"/restore {id_ranges(sorted(ids))}")
-        except CommandError as exc:
-            self.host.note("error", f"Error: {exc}")
+        await self._run(agent_id, f"/restore {id_ranges(sorted(ids))}")
 
     def _answer(self, pending: Pending, verdict: Verdict) -> None:
         self.host.run_worker(self._answered(pending, verdict), group="preview")

@@ -66,12 +66,18 @@ REGISTRY = Registry([
     CommandSpec("remember", "/remember [--dry-run] [--local] [--matcher-model M] CRITERIA | [--preview] --ids LIST",
                 "Keep only the messages that match CRITERIA (or the ids).",
                 _lazy("context", "remember"), deferred=True, details=_FILTER_DETAILS),
-    CommandSpec("undo", "/undo", "Undo the latest context change, saying what comes back.",
+    CommandSpec("undo", "/undo [--to ID]", "Undo the latest context change, saying what comes back.",
                 _lazy("undo", "undo"), deferred=True,
                 details="Context changes: /clear, /rewind, /forget, /remember, /compact, /pin, "
                 "/unpin, /budget, and the LLM's memory changes (the file goes back as it was). "
                 "Repeat it to walk further back. /system and /model are not undone: set them "
-                "again."),
+                "again. --to ID undoes every change from the latest back to ID (as /history lists "
+                "them) in one step: the context as it was just before it."),
+    CommandSpec("history", "/history [--all]", "List this agent's context changes: who, when, "
+                "what, the sizes before and after, what is undone.",
+                _lazy("history", "history"), llm=True,
+                details="The latest 20 (--all: every one), oldest first. /undo --to ID takes "
+                "the context back to just before one of them."),
     CommandSpec("compact", "/compact [FOCUS] [--keep N] [--upto MARK | --from MARK] [--dry-run]",
                 "Replace older context by a summary you review (and may edit) first.",
                 _lazy("compact", "compact"), deferred=True,
@@ -150,5 +156,5 @@ REGISTRY = Registry([
 ])
 
 # Commands that change nothing, so they also work on a dead agent.
-READ_ONLY = frozenset({"marks", "context", "agents", "model", "system", "budget", "pins", "help",
+READ_ONLY = frozenset({"marks", "context", "history", "agents", "model", "system", "budget", "pins", "help",
                        "exit", "memory", "mcp"})

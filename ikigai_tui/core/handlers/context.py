@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left, bisect_right
 
 from ikigai_tui.core.handlers import settings
@@ -10,6 +11,7 @@ from ikigai_tui.core.commands.context import CommandContext
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult, IdRange, check_mark_name
+from ikigai_tui.core.handlers.history import context_history, history_lines
 from ikigai_tui.core.tokens.limits import limit_words
 from ikigai_tui.core.tokens.words import history_line, sent_line
 from ikigai_tui.core.handlers.filter import propose_matches, read_filter_args
@@ -185,5 +187,7 @@ async def context(c: CommandContext) -> CommandResult:
               workspace_line(c)]
     if c.services.usage is not None:  # tokens and cost of this agent's requests to date
         lines.append((await c.services.usage(c.agent.id)).line())
+    lines += history_lines(await context_history(r, c.agent.id, c.tree, c.services.page),
+                           time.time())
     lines += settings.pin_lines(c)
     return CommandResult(lines, data=w)

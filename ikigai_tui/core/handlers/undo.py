@@ -16,7 +16,7 @@ from bisect import bisect_left
 from operator import itemgetter
 
 from ikigai_tui.core.commands.context import CommandContext
-from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.errors import CommandError, UsageError
 from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.events import (
     CONTEXT_MESSAGE_KINDS, NOT_UNDOABLE_CHANGES, UNDOABLE_KINDS, EventRow,
@@ -29,14 +29,17 @@ TEXT_CHARS = 80  # of a command's text quoted in a line
 
 
 async def undo(c: CommandContext) -> CommandResult:
+    to = _to_option(c)
     c.args.done()
+    if to is not None:
+        return await _undo_to(c, to)
     r = c.replayer
     claimed = c.pending_undos  # targets of undos waiting for this turn's end
     # The latest change not yet undone: one waiting for this turn's end first.
     pending = next((op for op in reversed(c.pending_ops) if op.ref not in claimed), None)
     if pending is not None:
         c.add("undo", {"target": pending.ref})
-        text = _quote(pending.text or _fallback_text(pending.kind, pending.payload))
+        text = quote(pending.text or _fallback_text(pending.kind, pending.payload))
         return CommandResult([f"Undid {text} (not applied yet)."])
     target = next((op for op in reversed(r.ops) if op not in r.undone and op not in claimed), None)
     if target is None:
@@ -53,15 +56,59 @@ async def undo(c: CommandContext) -> CommandResult:
         return await _undo_memory(c, target, history, index)
     undone = set(r.undone) | {t for t in claimed if isinstance(t, int)} | {target}
     after = await _replay_undoing(r, undone)
-    text = _quote(command_text(history, index))
+    text = quote(command_text(history, index))
     lines = [f"Undid {text} ({await _when(c, target, kind)}): {_what_changes(r, after, kind, payload)}."]
     later = [row for row in history[index + 1:] if row[1] in NOT_UNDOABLE_CHANGES]
     if later:
-        shown = ", ".join([_quote(command_text(history, bisect_left(history, row[0], key=itemgetter(0))))
+        shown = ", ".join([quote(command_text(history, bisect_left(history, row[0], key=itemgetter(0))))
                            for row in later[-3:]])
         lines.append(f"It reaches past {_plural(len(later), 'later change')} that /undo does not "
                      f"reverse, still in effect: {shown}.")
     c.add("undo", {"target": target})
+    return CommandResult(lines)
+
+
+def _to_option(c: CommandContext) -> int | None:
+    """`--to ID` (or `--to #ID`): the change to take the context back to just before."""
+    word = c.args.take()
+    if word is None:
+        return None
+    if word.startswith("--to="):
+        value: str | None = word[5:]
+    elif word == "--to":
+        value = c.args.take()
+    else:
+        raise UsageError(f"unexpected '{word}' (/undo, or /undo --to ID as /history lists them)")
+    value = (value or "").removeprefix("#")
+    if not value.isdigit():
+        raise UsageError("--to takes the id of a change, as /history lists them (#123)")
+    return int(value)
+
+
+async def _undo_to(c: CommandContext, to: int) -> CommandResult:
+    """Undo every change not yet undone from the latest back to `to`, in one write: the
+    context as it was just before `to` (later messages stay)."""
+    r = c.replayer
+    if c.pending_ops or c.pending_undos:
+        raise CommandError("changes wait for this turn's end: /undo --to works once it ends")
+    if to not in r.ops:
+        raise CommandError(f"#{to} is not a context change of this agent (/history lists them)")
+    if to in r.undone:
+        raise CommandError(f"#{to} is already undone (/history says by what)")
+    targets = [op for op in r.ops if op >= to and op not in r.undone]
+    history = r.history
+    kinds = {op: history[bisect_left(history, op, key=itemgetter(0))][1] for op in targets}
+    memory = [op for op in targets if kinds[op] == "memory"]
+    if memory:
+        raise CommandError(f"a memory change (#{memory[-1]}) lies in between: its file goes "
+                           "back only by a plain /undo; undo it first, or choose a later change")
+    after = await _replay_undoing(r, set(r.undone) | set(targets))
+    index = bisect_left(history, to, key=itemgetter(0))
+    text = quote(command_text(history, index))
+    lines = [f"Undid {_plural(len(targets), 'change')} back to {text} "
+             f"({await _when(c, to, kinds[to])}): {_what_changes(r, after, kinds[to], {})}."]
+    for op in reversed(targets):  # newest first, as one /undo after another would
+        c.add("undo", {"target": op})
     return CommandResult(lines)
 
 
@@ -78,10 +125,10 @@ async def _undo_memory(c: CommandContext, target: int, history: list[EventRow],
     try:
         done = reverse(service.box, history[index][2])
     except MemoryRefused as exc:
-        raise CommandError(f"cannot undo {_quote(command_text(history, index))}: {exc}") from None
+        raise CommandError(f"cannot undo {quote(command_text(history, index))}: {exc}") from None
     c.add("undo", {"target": target})
     made = await _when(c, target, "memory")
-    return CommandResult([f"Undid {_quote(command_text(history, index))} ({made}): {done}."])
+    return CommandResult([f"Undid {quote(command_text(history, index))} ({made}): {done}."])
 
 
 async def _replay_undoing(r: Replayer, undone: set[int]) -> Replayer:
@@ -135,7 +182,7 @@ def _fallback_text(kind: str, payload: dict) -> str:
     return f"/{kind}"
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
 
@@ -209,10 +256,10 @@ def _marks_back(marks: list) -> str:
 def _pin_changes(before: list[str], after: list[str]) -> list[str]:
     if len(after) > len(before):
         extra = [p for p in after if p not in before] or after[len(before):]
-        return [f"pin '{_quote(p)}' is back" for p in extra[:3]]
+        return [f"pin '{quote(p)}' is back" for p in extra[:3]]
     if len(after) < len(before):
         extra = [p for p in before if p not in after] or before[len(after):]
-        return [f"pin '{_quote(p)}' is removed" for p in extra[:3]]
+        return [f"pin '{quote(p)}' is removed" for p in extra[:3]]
     return []
 
 

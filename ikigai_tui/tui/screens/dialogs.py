@@ -1,6 +1,6 @@
 """The dialogs the submit path opens (tui/submit.py's `Screens`): a proposal's by its
 presentation kind (core/commands/proposals.py, the rule the command line follows too), the
-progress of a matcher or a summary, /memory's, /recall's, and a tool's permission request. The app hands this table
+progress of a matcher or a summary, /memory's, /recall's, /history's, and a tool's permission request. The app hands this table
 to its `SubmitController`, which imports no screen. Each screen's module loads when its
 dialog is first opened, as before (the command path comes after the first frame).
 """
@@ -99,9 +99,15 @@ async def recall_screen(session: Session, agent_id: str, query: str,
     return await screen(session, agent_id, query, result)
 
 
+def history_screen(session: Session, agent_id: str, result: Any) -> Any | None:
+    from ikigai_tui.tui.screens.history import history_screen as screen
+
+    return screen(session, agent_id, result)
+
+
 SCREENS = Screens(
     dialogs={Presentation.MATCHES: matches_dialog, Presentation.SUMMARY: summary_dialog,
              Presentation.RESTORE: restore_dialog, Presentation.MEMORY: memory_dialog},
     progress=progress_screen, memory=memory_screen, recall=recall_screen,
-    permission=permission_screen,
+    permission=permission_screen, history=history_screen,
 )
