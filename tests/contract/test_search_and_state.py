@@ -39,3 +39,24 @@ async def test_token_factors_are_kept_per_model_and_replaced(backend):
             await again.close()
     finally:
         await log.close()
+
+
+async def test_search_takes_alternatives_of_each_word(backend):
+    """/recall's queries (core/handlers/recall.py fts_query): each topic word as any of its
+    forms, all words required, on both engines."""
+    from ikigai_tui.core.handlers.recall import fts_query
+
+    log = await with_agents(backend, "a")
+    try:
+        batch = WriteBatch()
+        batch.add("a", "user", {"content": "my cat scratches the sofa"})
+        batch.add("a", "user", {"content": "the database schemas of orders"})
+        batch.add("a", "user", {"content": "cats and dogs at the database"})
+        cat, schema, both = await log.write(batch)
+        assert {e.id for e in await log.search(fts_query("cats"), ["a"])} == {cat.id, both.id}
+        assert [e.id for e in await log.search(fts_query("what about the database schema?"),
+                                               ["a"])] == [schema.id]
+        assert [e.id for e in await log.search(fts_query("cat database"), ["a"])] == [both.id]
+        assert await log.search(fts_query("okapi schema"), ["a"]) == []
+    finally:
+        await log.close()

@@ -46,7 +46,8 @@ def test_recall_writes_only_its_record_and_says_when_nothing_matches(tmp_path):
     cli.ok("hello there")
     before = cli.all_events()
     out = cli.ok("/recall wombat")
-    assert out == ['No message of this agent or its ancestors matches "wombat".']
+    assert out == ['No message of this agent or its ancestors matches "wombat" (by its words '
+                   'or its meaning).']
     after = cli.all_events()
     assert [e["kind"] for e in after[len(before):]] == ["command"]
     assert_one_error(cli.run("/recall ?!"), "QUERY")
@@ -65,7 +66,8 @@ def test_pruned_messages_are_found_and_said_to_be_outside_the_window(tmp_path):
 
 def test_a_reply_is_listed_with_its_question_and_comes_back_with_it(tmp_path):
     """Issue 23: a recalled reply brings its question, so that the context never holds an
-    answer to nothing (or two user messages in a row)."""
+    answer to nothing (or two user messages in a row). Issue 28: "said" is a framing word
+    (dropped), okapi is the topic: the question and its reply are both hits."""
     cli = Cli(tmp_path / "q.db")
     cli.ok("zebra one", "okapi two", "zebra three")
     question = _user_ids(cli)["okapi two"]
@@ -73,12 +75,11 @@ def test_a_reply_is_listed_with_its_question_and_comes_back_with_it(tmp_path):
     assert [e["kind"] for e in cli.log() if e["id"] == reply] == ["assistant"]
     cli.ok(f"/forget --ids {question},{reply}")
 
-    # "said" is in the offline reply ("You said: ..."), not in the question.
     out = cli.ok("/recall said okapi")
-    assert out[0] == '1 message matches "said okapi":'
+    assert out[0] == '2 messages match "said okapi":'
     listed = [line for line in out if line.startswith("  #")]
     assert listed[0].startswith(f"  #{question} user · forgotten by ")
-    assert f" · question of #{reply} · okapi two" in listed[0]
+    assert listed[0].endswith(" · okapi two")
     assert listed[1].startswith(f"  #{reply} assistant · forgotten by ")
 
     dry = cli.ok("/recall said okapi --restore --dry-run")

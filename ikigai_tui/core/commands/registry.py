@@ -84,14 +84,20 @@ REGISTRY = Registry([
                 details=_COMPACT_DETAILS),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
                 _lazy("context", "context"), llm=True),
-    CommandSpec("recall", "/recall QUERY", "Search all of this agent's messages and its "
-                "ancestors', those out of the context too, and say where each stands.",
+    CommandSpec("recall", "/recall [--local] [--matcher-model M] QUERY", "Search all of this "
+                "agent's messages and its ancestors', those out of the context too, by words and "
+                "by meaning, and say where each stands.",
                 _lazy("recall", "recall"), llm=True,
-                details="Every word must appear (any order or case). Each hit shows its id, "
-                "role and state: in the context, pruned by the window, forgotten, rewound, "
-                "cleared, summarised or not inherited. /forget --ids and /remember --ids take "
-                "the ids shown. --restore brings the hits out of the context back (--dry-run: "
-                "only show what would come back); in the TUI a dialog lists them to tick."),
+                details="Words: the query's topic words (framing and common words dropped), each "
+                "in any inflection (cats finds cat), all of them. Meaning: the /forget matcher "
+                "(the LLM one with a provider model, the local one offline or with --local) over "
+                "every message. Each hit shows its id, role, state (in the context, pruned by "
+                "the window, forgotten, rewound, cleared, summarised or not inherited) and why. "
+                "A query ending in ? with a provider model is also answered from the hits, "
+                "citing their ids (never added to the context). /forget --ids and /remember "
+                "--ids take the ids shown. --restore brings the hits out of the context back "
+                "(--dry-run: only show what would come back); in the TUI a dialog lists them to "
+                "tick."),
     CommandSpec("restore", "/restore [--dry-run] [--preview] IDS",
                 "Bring messages of this agent or its ancestors back into the context.",
                 _lazy("restore", "restore"), deferred=True, details=_RESTORE_DETAILS),

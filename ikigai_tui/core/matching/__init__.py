@@ -22,6 +22,7 @@ from ikigai_tui.core.provider import Usage
 
 FORGET, REMEMBER = "forget", "remember"
 MODES = (FORGET, REMEMBER)
+RECALL = "recall"  # /recall by meaning: find what matches, nothing is changed
 
 
 class Candidate(NamedTuple):
@@ -46,6 +47,7 @@ def render_message(candidate: Candidate, limit: int | None = None) -> str:
 class Match(NamedTuple):
     id: int
     reason: str | None = None
+    score: float | None = None  # how close in meaning (the local matcher's), for ranking
 
 
 @dataclass(frozen=True)

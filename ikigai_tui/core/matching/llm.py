@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.matching import (
-    FORGET, Candidate, Match, MatchProgress, MatchReport, ProgressFn, exchanges,
+    FORGET, RECALL, Candidate, Match, MatchProgress, MatchReport, ProgressFn, exchanges,
     render_message,
 )
 from ikigai_tui.core.provider import ProviderError, Usage
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.gateway import Completion, Gateway
 
 PURPOSE = "match"
+VERBS = {FORGET: "forget", RECALL: "find again"}  # the user wants to ... the messages
 DEFAULT_CONCURRENCY = 4
 REPLY_TOKENS = 4_096  # room for the tool call's arguments (ids and short reasons)
 LABEL_TOKENS = 12  # a message's "[#ID role]" label and separators, over its own count
@@ -168,7 +169,7 @@ class LlmMatcher:
         total = len(chunks)
         limit = asyncio.Semaphore(self.concurrency)
         done = 0
-        system = SYSTEM.format(verb="forget" if mode == FORGET else "keep only")
+        system = SYSTEM.format(verb=VERBS.get(mode, "keep only"))
         if progress is not None:
             progress(MatchProgress(0, total))
 

@@ -86,7 +86,7 @@ class LocalMatcher:
             if found:
                 reason = f"words: {', '.join(found)}; {reason}"
             first, end = int(scoring.starts[e]), int(scoring.ends[e])
-            matches.extend(Match(c.id, reason) for c in cands[first:end])
+            matches.extend(Match(c.id, reason, float(meaning[e])) for c in cands[first:end])
         return MatchReport(tuple(matches), NAME)
 
     async def prepare(self, criteria: str, cands: list[Candidate],

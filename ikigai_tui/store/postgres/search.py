@@ -36,14 +36,53 @@ def _lexemes(text: str, prefix: bool) -> list[str]:
     return out
 
 
+_TOKEN = re.compile(r'[()]|"(?:[^"]|"")*"\*?|[^\s()]+')
+_OPERATORS = {"AND": "&", "OR": "|"}
+
+
 def ts_query(query: str) -> str:
-    """An FTS5 query of quoted words (core/handlers/recall.py's fts_query) as a tsquery
-    of the same words, all required ("" when it has no word)."""
-    lexemes: list[str] = []
-    for quoted, star, bare in _TERM.findall(query):
-        text = quoted.replace('""', '"') if quoted or star else bare
-        lexemes.extend(_lexemes(text, bool(star)))
-    return " & ".join(lexemes)
+    """An FTS5 query (core/handlers/recall.py's fts_query: quoted words, required by
+    default; `OR`, `AND` and parentheses grouping the forms of a word) as the same tsquery
+    ("" when it has no word)."""
+    out: list[str] = []
+    for token in _TOKEN.findall(query):
+        if token in _OPERATORS:
+            out.append(_OPERATORS[token])
+            continue
+        if token in "()":
+            if token == "(" and out and out[-1] not in ("&", "|", "("):
+                out.append("&")
+            out.append(token)
+            continue
+        star = token.endswith("*") and token.startswith('"')
+        text = token[1:-2 if star else -1].replace('""', '"') if token.startswith('"') else token
+        lexemes = _lexemes(text, star)
+        if not lexemes:
+            continue
+        if out and out[-1] not in ("&", "|", "("):
+            out.append("&")
+        out.append(lexemes[0] if len(lexemes) == 1 else "(" + " & ".join(lexemes) + ")")
+    return _tidy(out)
+
+
+def _tidy(parts: list[str]) -> str:
+    """The tokens without what a dropped word left behind: an operator with nothing on one
+    side, empty parentheses."""
+    changed = True
+    while changed:
+        changed = False
+        for i, part in enumerate(parts):
+            before = parts[i - 1] if i else None
+            after = parts[i + 1] if i + 1 < len(parts) else None
+            if part in ("&", "|") and (before in (None, "(", "&", "|") or after in (None, ")")):
+                del parts[i]
+                changed = True
+                break
+            if part == "(" and after == ")":
+                del parts[i:i + 2]
+                changed = True
+                break
+    return " ".join(parts)
 
 
 def word_query(word: str) -> str:
