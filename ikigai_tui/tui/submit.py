@@ -284,6 +284,13 @@ class SubmitController:
     async def _filter(self, agent_id: str, parsed: ParsedCommand) -> None:
         """Run /forget, /remember (its matcher, if any) or /compact (its summary) with a
         progress screen, then review."""
+        outcome = await self._progressed(agent_id, parsed)
+        if outcome is not None:
+            self._proposed(outcome)
+
+    async def _progressed(self, agent_id: str, parsed: ParsedCommand) -> CommandResult | Pending | None:
+        """The command's outcome, a progress screen shown once its matcher or summary
+        reports any (Esc there cancels it); None when it failed or was cancelled (said)."""
         host, session = self.host, self.session
         name = parsed.spec.name
         shown: list[Progress] = []
@@ -300,7 +307,7 @@ class SubmitController:
                 if isinstance(notice, CompactingNotice):
                     screen = self.screens.progress("Compact: summarising", notice.model)
                 else:
-                    verb = "Forget" if name == "forget" else "Remember"
+                    verb = {"forget": "Forget", "remember": "Remember"}.get(name, "Recall")
                     screen = self.screens.progress(f'{verb}: finding "{notice.criteria}"', notice.matcher)
                 shown.append(screen)
                 host.push_screen(screen, cancelled)
@@ -308,30 +315,25 @@ class SubmitController:
 
         session.subscribe(on_notice)
         try:
-            outcome = await session.propose(agent_id, parsed)
+            return await session.propose(agent_id, parsed)
         except asyncio.CancelledError:
             what = "the summary" if name == "compact" else "the matcher"
             host.note("note", f"Cancelled: {what} stopped; nothing was written.")
-            return
         except CommandError as exc:
             self._failed(parsed.text, exc)
-            return
         finally:
             with contextlib.suppress(ValueError):
                 session.unsubscribe(on_notice)
             if shown:
                 shown[0].finish()
-        self._proposed(outcome)
+        return None
 
     async def _recall(self, agent_id: str, parsed: ParsedCommand) -> None:
-        """/recall QUERY: the hits in the scrollback, then a dialog to bring back those out
-        of the context (screens/recall.py) through `/restore IDS`; with --restore, as any
-        proposal."""
+        """/recall QUERY (its progress as /forget's): the hits in the scrollback, then a dialog
+        to bring back those out of the context (screens/recall.py) through `/restore IDS`."""
         await self.host.show_end()
-        try:
-            outcome = await self.session.propose(agent_id, parsed)
-        except CommandError as exc:
-            self._failed(parsed.text, exc)
+        outcome = await self._progressed(agent_id, parsed)
+        if outcome is None:
             return
         if isinstance(outcome, Pending):
             self.review(outcome)
