@@ -98,8 +98,10 @@ class CommandBus:
             return Pending(outcome, c, parsed.text)
         return await self._finish(c, parsed.text, outcome)
 
-    async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult:
-        """Write what the reviewer accepted (exactly that), or only the command record."""
+    async def answer(self, pending: Pending, verdict: Verdict,
+                     refused: tuple[str, str] | None = None) -> CommandResult:
+        """Write what the reviewer accepted (exactly that), or only the command record;
+        `refused` (who, the line to say) marks a refusal of a change the LLM asked for."""
         c = pending.context
         if pending.answered:
             raise CommandError("this proposal was already answered")
@@ -107,12 +109,12 @@ class CommandBus:
         if c.agent.dead:
             raise self._dead_error(c.agent.id)
         if not verdict.accepted:
-            return await self._finish(c, pending.text, CommandResult(["Cancelled."]), defer=False)
+            return await self._refused(c, pending.text, refused)
         result = pending.proposal.apply(c, verdict)
         return await self._finish(c, pending.text, result)
 
     async def submit(self, agent_id: str, command: str, proposal: Proposal, verdict: Verdict,
-                     source: str = "llm") -> CommandResult:
+                     source: str = "llm", refused: tuple[str, str] | None = None) -> CommandResult:
         """Write a proposal a tool built and its caller already reviewed (the LLM's
         filter_context apply), as the command `command` would: recorded, deferred to the
         end of the agent's turn like any context change."""
@@ -126,8 +128,19 @@ class CommandBus:
         c = CommandContext(agent, replayer, source, parsed.spec, ArgReader(""), services,
                            pending_ops=_pending_ops(queued), pending_undos=_pending_undos(queued))
         c.add("command", {"text": parsed.text, "source": source})
+        if not verdict.accepted:
+            return await self._refused(c, parsed.text, refused)
         result = proposal.apply(c, verdict)
         return await self._finish(c, parsed.text, result)
+
+    async def _refused(self, c: CommandContext, text: str,
+                       refused: tuple[str, str] | None) -> CommandResult:
+        """A refused proposal: only the command record, flagged with who refused a change
+        the LLM asked for (`refused`: who, the line to say)."""
+        line = "Cancelled."
+        if refused is not None:
+            c.batch.events[0].payload["refused"], line = refused
+        return await self._finish(c, text, CommandResult([line]), defer=False)
 
     async def run(self, agent_id: str, text: str, source: str = "human",
                   review: Reviewer | None = None) -> CommandResult:

@@ -152,6 +152,13 @@ class FilterProposal(Proposal):
     planning: tuple[int, ...] = ()
     review: bool = False  # explicit ids shown for review first (--preview); others apply at once
     resize: Resize | None = None  # the context's size after, as measured then
+    # A change the agent's LLM asks for (core/tools/context_review.py): the agent's name
+    # as shown (the dialog's title says whose LLM asks), and, for its /clear or /rewind,
+    # the event written when accepted whole with its words (an edited one is a forget of
+    # the ticked ids).
+    asked_by: str | None = None
+    change: tuple[str, dict, str] | None = None  # (kind, payload, the result's line)
+    context_messages: int = 0  # the context's messages when it was made
 
     @staticmethod
     def listed(mode: str, ids: list[int], replayer: Replayer) -> list[int]:
@@ -194,11 +201,25 @@ class FilterProposal(Proposal):
             items.append(ProposalItem(key, kind, first_text(kind, payload), counter.scale(raw),
                                       key in chosen, reasons.get(key), starts.get(key), raw))
         return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run, criteria, matcher,
-                   dropped, review=review, resize=meter.resize(tokens_before))
+                   dropped, review=review, resize=meter.resize(tokens_before),
+                   context_messages=len(replayer.ctx))
 
     @property
     def title(self) -> str:
+        if self.asked_by is not None:
+            return f"The LLM of {self.asked_by} asks to {self.asked_for}: untick what stays"
         return ("Forget" if self.mode == "forget" else "Remember only") + ": review the messages"
+
+    @property
+    def asked_for(self) -> str:
+        """What the LLM asks for, in a few words (the title of its review)."""
+        if self.change is None:
+            return "forget messages" if self.mode == "forget" else "keep only some messages"
+        kind, payload, _line = self.change
+        if kind == "clear":
+            return "clear the context"
+        mark = payload.get("mark")
+        return f"rewind to '{mark}'" if mark else "rewind to the checkpoint"
 
     @property
     def presentation(self) -> Presentation:
@@ -255,6 +276,10 @@ class FilterProposal(Proposal):
         return lines
 
     def apply(self, c: CommandContext, verdict: Verdict) -> CommandResult:
+        if self.change is not None and verdict.ids is None:  # the LLM's /clear or /rewind
+            kind, payload, line = self.change
+            c.add(kind, payload)
+            return CommandResult([line])
         chosen = self.chosen(verdict)
         if verdict.ids is not None and not self.removed(verdict):
             # A reviewer that unticks everything meant no change (the modal refuses it).

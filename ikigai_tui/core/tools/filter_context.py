@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import MODES, Candidate, exchanges
-from ikigai_tui.core.commands.proposals import ACCEPT_ALL, FilterProposal
+from ikigai_tui.core.commands.proposals import FilterProposal
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
+from ikigai_tui.core.tools.context_review import outcome_reply, refusal_line, review_change
 
 if TYPE_CHECKING:
     from ikigai_tui.core.replay.replayer import Replayer
@@ -163,12 +164,15 @@ class FilterContextTool:
         tokens = (await session.measure(agent.id)).tokens
         proposal = await FilterProposal.make(session.bodies, mode, sorted(set(ids)), replayer,
                                              session.meter(agent), tokens)
-        proposal = replace(proposal, planning=planning)
+        proposal = replace(proposal, planning=planning, review=True,
+                           asked_by=session.tree.label(agent.id))
         before = len(replayer.ctx)
         listed = id_ranges(sorted(set(ids)))
+        reviewed = await review_change(session, agent.id, proposal)
+        refused = (None if reviewed.refused_by is None
+                   else (reviewed.refused_by, refusal_line(reviewed.refused_by)))
         result = await session.commands.submit(agent.id, f"/{mode} --ids {listed}", proposal,
-                                               ACCEPT_ALL, source="llm")
-        return ToolResult(json.dumps({"result": " ".join(result.lines), "mode": mode,
-                                      "messages_filtered": len(set(ids)),
-                                      "context_before": before,
-                                      "planning_conversation_ids": list(planning)}))
+                                               reviewed.verdict, source="llm", refused=refused)
+        return ToolResult(json.dumps(outcome_reply(
+            proposal, reviewed, result, mode=mode, context_before=before,
+            planning_conversation_ids=list(planning) if refused is None else [])))
