@@ -22,9 +22,10 @@ from ikigai_tui.core.tokens.limits import limit_words
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
-from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, REFUSE, Proposal, Verdict, printed_preview
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
+from ikigai_tui.core.tools.context_review import LlmChange
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.runtime import close_session, open_session
 
@@ -253,15 +254,35 @@ def accept_memory(err: Channel):
     return accept
 
 
+def headless_context_review(err: Channel, yes: bool):
+    """llm_context_changes = "ask" without a screen: under `--yes` each change the LLM
+    asks for is applied as proposed (its preview on stderr); otherwise refused, in one
+    stderr line (the tool result tells the LLM)."""
+    async def review(change: LlmChange) -> Verdict:
+        proposal = change.proposal
+        if yes:
+            err.line(f"{change.agent}: the LLM's change of its context accepted by --yes:")
+            for line in printed_preview(proposal):
+                err.line(line)
+            return ACCEPT_ALL
+        asked = getattr(proposal, "asked_for", "change its context")
+        err.line(f"Refused: the LLM of {change.agent} asked to {asked}; context changes the "
+                 "LLM asks for need --yes without a screen (llm_context_changes = \"ask\")")
+        return REFUSE
+    return review
+
+
 def attach_reviewers(session: Session, args: argparse.Namespace, err: Channel) -> None:
     """Headless answers: a tool's `ask` runs once under `--allow TOOL` or `--yes` (each
     printed on stderr) and is refused otherwise, the refusal the tool's result; `--yes`
-    also accepts memory changes under memory_writes = "ask"."""
+    also accepts memory changes under memory_writes = "ask" and the context changes
+    the LLM asks for under llm_context_changes = "ask" (refused otherwise)."""
     from ikigai_tui.core.tools.permissions import headless_reviewer
 
     yes = bool(getattr(args, "yes", False))
     session.permissions.reviewer = headless_reviewer(getattr(args, "allow", None) or [], yes,
                                                      err.line)
+    session.context_review.reviewer = headless_context_review(err, yes)
     if yes:
         memory_of(session).reviewer = accept_memory(err)
 
