@@ -50,6 +50,7 @@ class Deferred:
     text: str
     batch: WriteBatch
     after_commit: list[Callable[[], Any]] = field(default_factory=list)
+    at_turn_end: list[Callable[[], None]] = field(default_factory=list)
 
 
 class CommandBus:
@@ -160,7 +161,7 @@ class CommandBus:
             # Never change a context mid-turn: no request may hold half a tool exchange.
             self._serial += 1
             self.deferred.setdefault(agent.id, []).append(
-                Deferred(self._serial, text, c.batch, c.after_commit))
+                Deferred(self._serial, text, c.batch, c.after_commit, c.at_turn_end))
             return CommandResult([DEFERRED_PREFIX + " ".join(result.lines)])
         if spec.deferred and self._busy_elsewhere is not None:
             # Another process is in this agent's turn: it cannot hold this for its end.
@@ -179,6 +180,8 @@ class CommandBus:
                 if self._services().tree[agent_id].dead:
                     raise self._dead_error(agent_id)
                 _resolve_refs(item.batch, committed)
+                for settle in item.at_turn_end:
+                    settle()
                 events = await self._commit(item.batch)
                 committed[item.serial] = [e.id for e in events or ()]
                 await _run_effects(item.after_commit)

@@ -129,6 +129,19 @@ def _exchange_starts(replayer: Replayer) -> dict[int, int]:
     return starts
 
 
+def _with_closing(payload: dict, r: Replayer, call: int) -> None:
+    """At the end of the turn: what the turn added after the LLM's filter_context apply
+    call (its result, the closing reply) leaves with the planning conversation."""
+    later = [k for k in r.ctx if k > call and k not in payload["ids"]]
+    if not later:
+        return
+    payload["ids"] = sorted([*payload["ids"], *later])
+    payload["planning"] = sorted([*payload["planning"], *later])
+    gone = len(r.filter_removes("forget", payload["ids"]))
+    payload["before"]["messages"] = len(r.ctx)
+    payload["after"]["messages"] = len(r.ctx) - gone
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -296,7 +309,10 @@ class FilterProposal(Proposal):
             payload |= {"criteria": self.criteria, "matcher": self.matcher}
         if planning:
             payload["planning"] = planning
-        c.add("filter", payload | self._record(c, removes))
+        payload |= self._record(c, removes)
+        c.add("filter", payload)
+        if planning and self.mode == "forget":
+            c.at_turn_end.append(lambda: _with_closing(payload, r, max(planning)))
         if self.mode == "forget":
             extra = len(removes) - len([i for i in chosen if i in r.ctx])
             note = f" (with {_plural(extra, 'tool-call partner')})" if extra else ""
