@@ -22,7 +22,7 @@ from ikigai_tui.core.tokens.limits import limit_words
 from ikigai_tui.core.notices import (
     ErrorNotice, EventsCommitted, MatchingNotice, Notice, RetryNotice, StreamDelta, TurnFinished,
 )
-from ikigai_tui.core.commands.proposals import ACCEPT_ALL, REFUSE, Proposal, Verdict, printed_preview
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.context_review import LlmChange
@@ -254,22 +254,23 @@ def accept_memory(err: Channel):
     return accept
 
 
-def headless_context_review(err: Channel, yes: bool):
+def attach_context_review(session: Session, err: Channel, yes: bool) -> None:
     """llm_context_changes = "ask" without a screen: under `--yes` each change the LLM
     asks for is applied as proposed (its preview on stderr); otherwise refused, in one
     stderr line (the tool result tells the LLM)."""
-    async def review(change: LlmChange) -> Verdict:
-        proposal = change.proposal
-        if yes:
-            err.line(f"{change.agent}: the LLM's change of its context accepted by --yes:")
-            for line in printed_preview(proposal):
-                err.line(line)
-            return ACCEPT_ALL
-        asked = getattr(proposal, "asked_for", "change its context")
+    async def accept(change: LlmChange) -> Verdict:
+        err.line(f"{change.agent}: the LLM's change of its context accepted by --yes:")
+        for line in printed_preview(change.proposal):
+            err.line(line)
+        return ACCEPT_ALL
+
+    def refused(change: LlmChange) -> None:
+        asked = getattr(change.proposal, "asked_for", "change its context")
         err.line(f"Refused: the LLM of {change.agent} asked to {asked}; context changes the "
                  "LLM asks for need --yes without a screen (llm_context_changes = \"ask\")")
-        return REFUSE
-    return review
+
+    review = session.context_review
+    review.reviewer, review.unreviewed = (accept if yes else None), refused
 
 
 def attach_reviewers(session: Session, args: argparse.Namespace, err: Channel) -> None:
@@ -282,7 +283,7 @@ def attach_reviewers(session: Session, args: argparse.Namespace, err: Channel) -
     yes = bool(getattr(args, "yes", False))
     session.permissions.reviewer = headless_reviewer(getattr(args, "allow", None) or [], yes,
                                                      err.line)
-    session.context_review.reviewer = headless_context_review(err, yes)
+    attach_context_review(session, err, yes)
     if yes:
         memory_of(session).reviewer = accept_memory(err)
 

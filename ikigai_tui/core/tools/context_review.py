@@ -68,6 +68,8 @@ class ContextReview:
             raise ValueError(f"llm_context_changes must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
         self.reviewer: Reviewer | None = None
+        # Told of each change refused because nobody can review it (headless without --yes).
+        self.unreviewed: Callable[[LlmChange], None] | None = None
         self.asked = 0  # changes put to the user in this process (for /context later)
         self.accepted = 0
 
@@ -77,6 +79,8 @@ class ContextReview:
         if self.mode == DENY:
             return Reviewed(REFUSE, BY_SETTING)
         if self.reviewer is None:
+            if self.unreviewed is not None:
+                self.unreviewed(change)
             return Reviewed(REFUSE, BY_NOBODY)
         self.asked += 1
         verdict = await self.reviewer(change)
