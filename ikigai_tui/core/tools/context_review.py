@@ -87,6 +87,10 @@ class ContextReview:
         if not verdict.accepted:
             return Reviewed(verdict, BY_USER)
         self.accepted += 1
+        proposal = change.proposal
+        if (verdict.ids is not None and isinstance(proposal, FilterProposal)
+                and set(verdict.ids) == {i.id for i in proposal.items if i.chosen}):
+            return Reviewed(ACCEPT_ALL)  # nothing unticked: as the LLM asked
         return Reviewed(verdict)
 
 
