@@ -167,7 +167,8 @@ def _permission_options(parser: argparse.ArgumentParser, default) -> None:
     parser.add_argument("--yes", action="store_true", default=default,
                         help="allow every tool call the permission rules ask about, and "
                              'accept the LLM\'s memory changes when memory_writes = "ask" '
-                             "(each is printed)")
+                             "and the changes of its context it asks for when "
+                             'llm_context_changes = "ask" (each is printed)')
 
 
 def _config_option(parser: argparse.ArgumentParser, default) -> None:

@@ -135,7 +135,8 @@ def _budget(payload: Payload) -> str:
 
 WORDS: dict[str, Callable[[Payload], str]] = {
     **{kind: _message(kind) for kind in ("user", "assistant", "tool_call", "tool_result", "system")},
-    "command": lambda p: str(p.get("text", "")),
+    "command": lambda p: str(p.get("text", "")) + (
+        f" (the LLM's; refused: {p['refused']})" if p.get("refused") else ""),
     "filter": lambda p: f"{filter_words(p)} (ids {id_ranges(_ids(p))})",
     "memory": lambda p: memory_words(dict(p)),
     "pruned_summary": lambda p: f"{pruned_words(p)}: {' '.join(str(p.get('summary', '')).split())}",

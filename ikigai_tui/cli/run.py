@@ -25,6 +25,7 @@ from ikigai_tui.core.notices import (
 from ikigai_tui.core.commands.proposals import ACCEPT_ALL, Proposal, Verdict, printed_preview
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.session import Session
+from ikigai_tui.core.tools.context_review import LlmChange
 from ikigai_tui.core.ports import StoreError
 from ikigai_tui.runtime import close_session, open_session
 
@@ -253,15 +254,36 @@ def accept_memory(err: Channel):
     return accept
 
 
+def attach_context_review(session: Session, err: Channel, yes: bool) -> None:
+    """llm_context_changes = "ask" without a screen: under `--yes` each change the LLM
+    asks for is applied as proposed (its preview on stderr); otherwise refused, in one
+    stderr line (the tool result tells the LLM)."""
+    async def accept(change: LlmChange) -> Verdict:
+        err.line(f"{change.agent}: the LLM's change of its context accepted by --yes:")
+        for line in printed_preview(change.proposal):
+            err.line(line)
+        return ACCEPT_ALL
+
+    def refused(change: LlmChange) -> None:
+        asked = getattr(change.proposal, "asked_for", "change its context")
+        err.line(f"Refused: the LLM of {change.agent} asked to {asked}; context changes the "
+                 "LLM asks for need --yes without a screen (llm_context_changes = \"ask\")")
+
+    review = session.context_review
+    review.reviewer, review.unreviewed = (accept if yes else None), refused
+
+
 def attach_reviewers(session: Session, args: argparse.Namespace, err: Channel) -> None:
     """Headless answers: a tool's `ask` runs once under `--allow TOOL` or `--yes` (each
     printed on stderr) and is refused otherwise, the refusal the tool's result; `--yes`
-    also accepts memory changes under memory_writes = "ask"."""
+    also accepts memory changes under memory_writes = "ask" and the context changes
+    the LLM asks for under llm_context_changes = "ask" (refused otherwise)."""
     from ikigai_tui.core.tools.permissions import headless_reviewer
 
     yes = bool(getattr(args, "yes", False))
     session.permissions.reviewer = headless_reviewer(getattr(args, "allow", None) or [], yes,
                                                      err.line)
+    attach_context_review(session, err, yes)
     if yes:
         memory_of(session).reviewer = accept_memory(err)
 

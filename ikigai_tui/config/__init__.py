@@ -55,6 +55,9 @@ class Config:
     memory_file_bytes: int = 1_000_000
     memory_files: int = 200
     memory_total_bytes: int = 20_000_000
+    # Context changes the agent's LLM asks for (its /clear, /rewind, filter_context):
+    # "ask" (reviewed like the user's own), "allow" or "deny" (core/tools/context_review.py)
+    llm_context_changes: str = "ask"
     # -- compaction (issue 15): /compact's model, auto-compaction, pruned-turn summaries
     compact_model: str | None = None  # None: the agent's own model
     auto_compact: str = "off"  # off | on | ask
@@ -125,6 +128,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "memory_file_bytes": (int, "a whole number of bytes"),
     "memory_files": (int, "a whole number of files"),
     "memory_total_bytes": (int, "a whole number of bytes"),
+    "llm_context_changes": (str, '"ask", "allow" or "deny"'),
     **config_compact.KEYS,  # compaction (issue 15)
     **config_tools.KEYS,  # tools (issue 25)
 }
@@ -192,6 +196,8 @@ def _problem(key: str, value: Any) -> str | None:
         return "must be 1 or more"
     if key in ("model", "db", "api_base", "theme", "memories_dir") and not value.strip():
         return "must not be empty"
+    if key == "llm_context_changes" and value not in ("ask", "allow", "deny"):
+        return 'must be "ask", "allow" or "deny"'
     if key == "memory_writes" and value not in ("auto", "ask"):
         return 'must be "auto" or "ask"'
     if key in ("memory_file_bytes", "memory_files", "memory_total_bytes") and value < 1:
@@ -226,7 +232,8 @@ _ENV_KEYS = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "sliding_context_tokens",
              "IKIGAI_OFFLINE_DELAY": "offline_delay", "IKIGAI_CONCURRENCY": "concurrency",
              "IKIGAI_MATCHER_CONCURRENCY": "matcher_concurrency",
              "IKIGAI_MATCHER_CHUNK_TOKENS": "matcher_chunk_tokens",
-             "IKIGAI_MEMORY_WRITES": "memory_writes", **config_compact.ENV, **config_tools.ENV}
+             "IKIGAI_MEMORY_WRITES": "memory_writes",
+             "IKIGAI_LLM_CONTEXT_CHANGES": "llm_context_changes", **config_compact.ENV, **config_tools.ENV}
 
 
 def _checked_env(name: str, raw: str, value: Any) -> Any:
@@ -297,6 +304,7 @@ def load(
         permissions=file.get("permissions", {}),
         mcp_servers=file.get("mcp", ()),
         **_memory_settings(env, file),
+        llm_context_changes=_llm_context_changes(env, file),
         **compaction,
         cwd=_folder("--cwd", cwd) if cwd is not None else None,
         **config_tools.read(env, file, _env_int, _env_float, _checked_env),
@@ -315,6 +323,13 @@ def _folder(option: str, text: str) -> Path:
         what = "is not a folder" if folder.exists() else "does not exist"
         raise ConfigError(f"{option} {text}: {folder} {what}")
     return Path(os.path.normpath(folder))
+
+
+def _llm_context_changes(env: Mapping[str, str], file: dict[str, Any]) -> str:
+    raw = env.get("IKIGAI_LLM_CONTEXT_CHANGES")
+    if raw:
+        return _checked_env("IKIGAI_LLM_CONTEXT_CHANGES", raw, raw)
+    return file.get("llm_context_changes", "ask")
 
 
 def _memory_settings(env: Mapping[str, str], file: dict[str, Any]) -> dict[str, Any]:

@@ -54,6 +54,10 @@ class SessionSettings(NamedTuple):
     tools: ToolSettings = ToolSettings()  # tool rounds per turn, bash's timeout, the environment
     # /forget --tool-results's defaults and its automatic rule (core/tool_results)
     tool_results: ToolResultsSettings = ToolResultsSettings()
+    # Context changes the agent's LLM asks for (core/tools/context_review.py): "ask",
+    # "allow" or "deny". The program's default, from the config, is "ask"; a Session
+    # built without one (tests, embedding) allows them, as before the setting.
+    llm_context_changes: str = "allow"
 
 
 class Session(SessionServices, SessionTools):
@@ -222,9 +226,11 @@ class Session(SessionServices, SessionTools):
         proposal for `answer`."""
         return await self.commands.propose(agent_id, text, source)
 
-    async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult:
-        """Apply exactly what the reviewer accepted, or write only the command record."""
-        return await self.commands.answer(pending, verdict)
+    async def answer(self, pending: Pending, verdict: Verdict,
+                     refused: tuple[str, str] | None = None) -> CommandResult:
+        """Apply exactly what the reviewer accepted, or write only the command record
+        (`refused`: who refused a change the LLM asked for, and the line saying so)."""
+        return await self.commands.answer(pending, verdict, refused)
 
     async def _busy_elsewhere(self, agent_id: str) -> None:
         """A context change refused while another process runs this agent's turn."""

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentTree
     from ikigai_tui.core.notices import Notice
     from ikigai_tui.core.tools import Tool, ToolSet
+    from ikigai_tui.core.tools.context_review import ContextReview
     from ikigai_tui.core.tools.servers import ToolServers
     from ikigai_tui.core.tools.running import ToolSettings
     from ikigai_tui.core.tools.permissions import (
@@ -98,6 +99,14 @@ class SessionTools:
         from ikigai_tui.core.tools.permissions import PermissionService
 
         return PermissionService()
+
+    @cached_property
+    def context_review(self) -> ContextReview:
+        """Who answers a context change the LLM asks for (core/tools/context_review.py):
+        the setting, and the reviewer the front end installs under "ask"."""
+        from ikigai_tui.core.tools.context_review import ContextReview
+
+        return ContextReview(getattr(self.settings, "llm_context_changes", "allow"))
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
         """Ask the user (the installed reviewer) whether a tool call may run; "always for

@@ -75,7 +75,8 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                                   config.tool_env_pass),
                                tool_results=ToolResultsSettings(config.tool_results_keep,
                                                                 config.tool_results_exclude,
-                                                                config.tool_results_trigger))
+                                                                config.tool_results_trigger),
+                               llm_context_changes=config.llm_context_changes)
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)

@@ -13,6 +13,8 @@ Esc there cancels the side requests and writes nothing. A /compact opens its own
 (the summary, editable; what it replaces; the saving); so does an automatic compaction
 with auto_compact = "ask". A tool the permission rules ask about opens its own modal
 (the agent, the tool, what will run); several agents asking at once wait their turn.
+A change of its context the LLM asks for (llm_context_changes = "ask") opens the preview
+of what leaves, titled with the agent whose LLM asks; those too one at a time.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ikigai_tui.core.commands.proposals import REFUSE, Presentation, Proposal, V
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.permissions import REFUSE as REFUSED
 from ikigai_tui.core.tools.permissions import PermissionAnswer, PermissionRequest
+from ikigai_tui.core.tools.context_review import LlmChange
 
 FILTERS = ("forget", "remember", "compact")
 
@@ -129,6 +132,8 @@ class SubmitController:
         # One permission modal at a time: the others wait here, in the order they asked.
         self._permission_turn = asyncio.Lock()
         self._permission_waiting = 0
+        # One review of a change the LLM asks for at a time (asyncio.Lock: in order).
+        self._change_turn = asyncio.Lock()
 
     async def submit(self, agent_id: str, text: str) -> None:
         """Enter: a message (queued while the agent replies; `//` at the start sends a
@@ -200,13 +205,13 @@ class SubmitController:
         dialog = factory(proposal, self.session, pending.context.agent.id)
         self.host.push_screen(dialog.screen, lambda result: self._answer(pending, dialog.verdict(result)))
 
-    async def ask(self, proposal: Proposal) -> Verdict:
+    async def ask(self, proposal: Proposal, agent_id: str = "") -> Verdict:
         """A reviewer the core awaits (memory_writes = "ask": from inside a turn): the
         dialog of the proposal's kind, its answer; refused when it has none."""
         factory = self.screens.dialogs.get(proposal.presentation)
         if factory is None:
             return REFUSE
-        dialog = factory(proposal, self.session, "")
+        dialog = factory(proposal, self.session, agent_id)
         answered: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
 
         def done(result: Any) -> None:
@@ -220,6 +225,13 @@ class SubmitController:
             if self.host.screen is dialog.screen:
                 dialog.screen.dismiss()
             raise
+
+    async def ask_context_change(self, change: LlmChange) -> Verdict:
+        """llm_context_changes = "ask": the preview of what a change the LLM asks for
+        takes out (its title names the agent whose LLM asks), the same dialog as the
+        user's own command; one at a time, the others waiting in the order they asked."""
+        async with self._change_turn:
+            return await self.ask(change.proposal, change.agent_id)
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
         """The reviewer of the permission rules' `ask` (from inside an agent's turn): its
@@ -256,12 +268,14 @@ class SubmitController:
 
     def attach_reviewers(self) -> None:
         """The dialogs of the "ask" settings: memory_writes (a diff of each change),
-        auto_compact (an automatic compaction waits for this preview) and the permission
-        rules (a tool call waits for the user's yes, always or no)."""
+        auto_compact (an automatic compaction waits for this preview), the permission
+        rules (a tool call waits for the user's yes, always or no) and
+        llm_context_changes (the preview of what the LLM's change takes out)."""
         from ikigai_tui.core.memory.service import memory_of
 
         memory_of(self.session).reviewer = self.ask
         self.session.permissions.reviewer = self.ask_permission
+        self.session.context_review.reviewer = self.ask_context_change
         self.session.compactor.reviewer = lambda pending: self.host.call_later(self.review, pending)
 
     # -- the ways of a command ----------------------------------------------------------

@@ -49,9 +49,12 @@ async def test_preview_then_apply_removes_the_matches_and_the_planning_conversat
     assert command.startswith("/forget --ids ") and parse_id_list(command.split()[-1]) == schema
     assert event.payload["after"]["messages"] == (event.payload["before"]["messages"]
                                                   - len(schema) - len(planning))
-    # The other topics stay, then the LLM's closing reply; nothing of the planning.
-    assert kept[:-1] == sorted(i for i, t in topic_of.items() if t != "schema")
-    assert ctx[-1][2]["content"] == "Done."
+    # The other topics stay; nothing of the planning, nor the LLM's closing reply.
+    assert kept == sorted(i for i, t in topic_of.items() if t != "schema")
+    assert not [p for _i, k, p in ctx if k == "assistant" and p.get("content") == "Done."]
+    # The event keeps the criteria the LLM previewed with, and the matcher that found them.
+    assert event.payload["criteria"] == "database schema"
+    assert event.payload["matcher"] == found["matcher"]
     assert not set(planning) & set(kept) and not set(schema) & set(kept)
     users = [p["content"] for _i, k, p in ctx if k == "user"]
     assert not any("Forget the database" in u or "proceed" in u for u in users)
@@ -69,7 +72,7 @@ async def test_apply_is_deferred_to_the_turn_end_and_undo_brings_everything_back
     result = next(e for e in await h.events(kind="tool_result"))
     assert "applied when this turn ends" in result.payload["content"]
     ids = [i for i, _k, _p in await h.context()]
-    assert ids[:-1] == sorted(i for i, t in topic_of.items() if t == "weather")
+    assert ids == sorted(i for i, t in topic_of.items() if t == "weather")  # "Done." too left
     await h.session.command(h.root, "/undo")
     restored = [i for i, _k, _p in await h.context()]
     assert restored[:len(before)] == before and len(restored) == len(before) + 4

@@ -50,6 +50,7 @@ class Deferred:
     text: str
     batch: WriteBatch
     after_commit: list[Callable[[], Any]] = field(default_factory=list)
+    at_turn_end: list[Callable[[], None]] = field(default_factory=list)
 
 
 class CommandBus:
@@ -98,8 +99,10 @@ class CommandBus:
             return Pending(outcome, c, parsed.text)
         return await self._finish(c, parsed.text, outcome)
 
-    async def answer(self, pending: Pending, verdict: Verdict) -> CommandResult:
-        """Write what the reviewer accepted (exactly that), or only the command record."""
+    async def answer(self, pending: Pending, verdict: Verdict,
+                     refused: tuple[str, str] | None = None) -> CommandResult:
+        """Write what the reviewer accepted (exactly that), or only the command record;
+        `refused` (who, the line to say) marks a refusal of a change the LLM asked for."""
         c = pending.context
         if pending.answered:
             raise CommandError("this proposal was already answered")
@@ -107,12 +110,12 @@ class CommandBus:
         if c.agent.dead:
             raise self._dead_error(c.agent.id)
         if not verdict.accepted:
-            return await self._finish(c, pending.text, CommandResult(["Cancelled."]), defer=False)
+            return await self._refused(c, pending.text, refused)
         result = pending.proposal.apply(c, verdict)
         return await self._finish(c, pending.text, result)
 
     async def submit(self, agent_id: str, command: str, proposal: Proposal, verdict: Verdict,
-                     source: str = "llm") -> CommandResult:
+                     source: str = "llm", refused: tuple[str, str] | None = None) -> CommandResult:
         """Write a proposal a tool built and its caller already reviewed (the LLM's
         filter_context apply), as the command `command` would: recorded, deferred to the
         end of the agent's turn like any context change."""
@@ -126,8 +129,19 @@ class CommandBus:
         c = CommandContext(agent, replayer, source, parsed.spec, ArgReader(""), services,
                            pending_ops=_pending_ops(queued), pending_undos=_pending_undos(queued))
         c.add("command", {"text": parsed.text, "source": source})
+        if not verdict.accepted:
+            return await self._refused(c, parsed.text, refused)
         result = proposal.apply(c, verdict)
         return await self._finish(c, parsed.text, result)
+
+    async def _refused(self, c: CommandContext, text: str,
+                       refused: tuple[str, str] | None) -> CommandResult:
+        """A refused proposal: only the command record, flagged with who refused a change
+        the LLM asked for (`refused`: who, the line to say)."""
+        line = "Cancelled."
+        if refused is not None:
+            c.batch.events[0].payload["refused"], line = refused
+        return await self._finish(c, text, CommandResult([line]), defer=False)
 
     async def run(self, agent_id: str, text: str, source: str = "human",
                   review: Reviewer | None = None) -> CommandResult:
@@ -147,7 +161,7 @@ class CommandBus:
             # Never change a context mid-turn: no request may hold half a tool exchange.
             self._serial += 1
             self.deferred.setdefault(agent.id, []).append(
-                Deferred(self._serial, text, c.batch, c.after_commit))
+                Deferred(self._serial, text, c.batch, c.after_commit, c.at_turn_end))
             return CommandResult([DEFERRED_PREFIX + " ".join(result.lines)])
         if spec.deferred and self._busy_elsewhere is not None:
             # Another process is in this agent's turn: it cannot hold this for its end.
@@ -166,6 +180,8 @@ class CommandBus:
                 if self._services().tree[agent_id].dead:
                     raise self._dead_error(agent_id)
                 _resolve_refs(item.batch, committed)
+                for settle in item.at_turn_end:
+                    settle()
                 events = await self._commit(item.batch)
                 committed[item.serial] = [e.id for e in events or ()]
                 await _run_effects(item.after_commit)

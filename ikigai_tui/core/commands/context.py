@@ -94,6 +94,9 @@ class CommandContext:
     batch: WriteBatch = field(default_factory=WriteBatch)
     # Run in order once the batch is committed; a callback may return an awaitable.
     after_commit: list[Callable[[], Any]] = field(default_factory=list)
+    # Run just before a batch held for the end of the agent's turn is committed (what the
+    # turn added since may change it: filter_context's closing reply leaves with it).
+    at_turn_end: list[Callable[[], None]] = field(default_factory=list)
     # This agent's writes waiting for its turn to end: the undoable events among them
     # (oldest first), and the undo targets they already claim.
     pending_ops: tuple[PendingOp, ...] = ()

@@ -129,6 +129,19 @@ def _exchange_starts(replayer: Replayer) -> dict[int, int]:
     return starts
 
 
+def _with_closing(payload: dict, r: Replayer, call: int) -> None:
+    """At the end of the turn: what the turn added after the LLM's filter_context apply
+    call (its result, the closing reply) leaves with the planning conversation."""
+    later = [k for k in r.ctx if k > call and k not in payload["ids"]]
+    if not later:
+        return
+    payload["ids"] = sorted([*payload["ids"], *later])
+    payload["planning"] = sorted([*payload["planning"], *later])
+    gone = len(r.filter_removes("forget", payload["ids"]))
+    payload["before"]["messages"] = len(r.ctx)
+    payload["after"]["messages"] = len(r.ctx) - gone
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -152,6 +165,13 @@ class FilterProposal(Proposal):
     planning: tuple[int, ...] = ()
     review: bool = False  # explicit ids shown for review first (--preview); others apply at once
     resize: Resize | None = None  # the context's size after, as measured then
+    # A change the agent's LLM asks for (core/tools/context_review.py): the agent's name
+    # as shown (the dialog's title says whose LLM asks), and, for its /clear or /rewind,
+    # the event written when accepted whole with its words (an edited one is a forget of
+    # the ticked ids).
+    asked_by: str | None = None
+    change: tuple[str, dict, str] | None = None  # (kind, payload, the result's line)
+    context_messages: int = 0  # the context's messages when it was made
 
     @staticmethod
     def listed(mode: str, ids: list[int], replayer: Replayer) -> list[int]:
@@ -194,11 +214,25 @@ class FilterProposal(Proposal):
             items.append(ProposalItem(key, kind, first_text(kind, payload), counter.scale(raw),
                                       key in chosen, reasons.get(key), starts.get(key), raw))
         return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run, criteria, matcher,
-                   dropped, review=review, resize=meter.resize(tokens_before))
+                   dropped, review=review, resize=meter.resize(tokens_before),
+                   context_messages=len(replayer.ctx))
 
     @property
     def title(self) -> str:
+        if self.asked_by is not None:
+            return f"The LLM of {self.asked_by} asks to {self.asked_for}: untick what stays"
         return ("Forget" if self.mode == "forget" else "Remember only") + ": review the messages"
+
+    @property
+    def asked_for(self) -> str:
+        """What the LLM asks for, in a few words (the title of its review)."""
+        if self.change is None:
+            return "forget messages" if self.mode == "forget" else "keep only some messages"
+        kind, payload, _line = self.change
+        if kind == "clear":
+            return "clear the context"
+        mark = payload.get("mark")
+        return f"rewind to '{mark}'" if mark else "rewind to the checkpoint"
 
     @property
     def presentation(self) -> Presentation:
@@ -255,6 +289,10 @@ class FilterProposal(Proposal):
         return lines
 
     def apply(self, c: CommandContext, verdict: Verdict) -> CommandResult:
+        if self.change is not None and verdict.ids is None:  # the LLM's /clear or /rewind
+            kind, payload, line = self.change
+            c.add(kind, payload)
+            return CommandResult([line])
         chosen = self.chosen(verdict)
         if verdict.ids is not None and not self.removed(verdict):
             # A reviewer that unticks everything meant no change (the modal refuses it).
@@ -271,7 +309,10 @@ class FilterProposal(Proposal):
             payload |= {"criteria": self.criteria, "matcher": self.matcher}
         if planning:
             payload["planning"] = planning
-        c.add("filter", payload | self._record(c, removes))
+        payload |= self._record(c, removes)
+        c.add("filter", payload)
+        if planning and self.mode == "forget":
+            c.at_turn_end.append(lambda: _with_closing(payload, r, max(planning)))
         if self.mode == "forget":
             extra = len(removes) - len([i for i in chosen if i in r.ctx])
             note = f" (with {_plural(extra, 'tool-call partner')})" if extra else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left, bisect_right
+from dataclasses import replace
 
 from ikigai_tui.core.handlers import settings
 from ikigai_tui.core.handlers.cwd import workspace_line
@@ -18,21 +19,34 @@ from ikigai_tui.core.handlers.filter import propose_matches, read_filter_args
 from ikigai_tui.core.commands.proposals import FilterProposal
 
 
-async def clear(c: CommandContext) -> CommandResult:
+async def clear(c: CommandContext) -> CommandResult | FilterProposal:
     name = c.args.take()
     c.args.done()
     if name is None:
-        c.add("clear", {})
-        return CommandResult(["Context cleared."])
+        return await _change(c, ("clear", {}, "Context cleared."), list(c.replayer.ctx))
     return await _rewind_to(c, name)
 
 
-async def _rewind_to(c: CommandContext, name: str) -> CommandResult:
+async def _rewind_to(c: CommandContext, name: str) -> CommandResult | FilterProposal:
     mark = await c.resolve_own_mark(name)
-    c.add("rewind", {"mark": mark.name, "mark_event": mark.event_id})
-    if mark.name is None:
-        return CommandResult(["Rewound to last checkpoint."])
-    return CommandResult([f"Rewound to '{mark.name}'."])
+    line = "Rewound to last checkpoint." if mark.name is None else f"Rewound to '{mark.name}'."
+    leaving = [k for k, e in c.replayer.ctx.items() if e[0] > mark.event_id]
+    return await _change(c, ("rewind", {"mark": mark.name, "mark_event": mark.event_id}, line),
+                         leaving)
+
+
+async def _change(c: CommandContext, change: tuple[str, dict, str],
+                  leaving: list[int]) -> CommandResult | FilterProposal:
+    """A /clear or /rewind: written at once for the user; for the agent's LLM, a proposal
+    of what leaves, reviewed first (core/tools/context_review.py), unless nothing does."""
+    kind, payload, line = change
+    if c.source != "llm" or not leaving:
+        c.add(kind, payload)
+        return CommandResult([line])
+    tokens = (await c.services.measure(c.agent.id)).tokens
+    proposal = await FilterProposal.make(c.services.bodies, "forget", leaving, c.replayer,
+                                         c.services.meter(c.agent), tokens, review=True)
+    return replace(proposal, asked_by=c.services.tree.label(c.agent.id), change=change)
 
 
 async def mark(c: CommandContext) -> CommandResult:

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
     from ikigai_tui.core.agents import AgentRuntime, AgentTree
     from ikigai_tui.core.replay.bodies import Bodies
+    from ikigai_tui.core.commands.bus import Pending
     from ikigai_tui.core.commands.parse import CommandResult
+    from ikigai_tui.core.tools.context_review import ContextReview
     from ikigai_tui.core.matching import Matcher
     from ikigai_tui.core.memory.service import MemoryService
     from ikigai_tui.core.commands.proposals import Proposal, Verdict
@@ -40,7 +42,7 @@ class Submits(Protocol):
     """Applies a proposal a tool built, as the command `text` (core/commands/bus.py)."""
 
     async def submit(self, agent_id: str, command: str, proposal: Proposal, verdict: Verdict,
-                     source: str = ...) -> CommandResult: ...
+                     source: str = ..., refused: tuple[str, str] | None = ...) -> CommandResult: ...
 
 
 class ToolHost(Protocol):
@@ -68,6 +70,18 @@ class ToolHost(Protocol):
     async def measure(self, agent_id: str) -> Window: ...
 
     async def command(self, agent_id: str, text: str, source: str = ...) -> CommandResult: ...
+
+    async def propose(self, agent_id: str, text: str, source: str = ...) -> CommandResult | Pending:
+        """A command up to its review: its result, or a proposal to `answer`."""
+        ...
+
+    async def answer(self, pending: Pending, verdict: Verdict,
+                     refused: tuple[str, str] | None = ...) -> CommandResult: ...
+
+    @property
+    def context_review(self) -> ContextReview:
+        """Who answers a context change the LLM asks for (context_review.py)."""
+        ...
 
     def workspace(self, agent_id: str) -> Path:
         """The agent's working folder: the file tools never reach outside it."""

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import MODES, Candidate, exchanges
-from ikigai_tui.core.commands.proposals import ACCEPT_ALL, FilterProposal
+from ikigai_tui.core.commands.proposals import FilterProposal
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
+from ikigai_tui.core.tools.context_review import outcome_reply, refusal_line, review_change
 
 if TYPE_CHECKING:
     from ikigai_tui.core.replay.replayer import Replayer
@@ -86,6 +87,38 @@ def planning_ids(replayer: Replayer, call_event: int | None) -> list[int]:
             break
         taken[:0] = ids
     return taken
+
+
+async def previewed_with(session: Any, replayer: Replayer, planning: tuple[int, ...],
+                         mode: str) -> tuple[str | None, str | None]:
+    """The criteria (and the matcher) of the planning conversation's latest preview of
+    this mode, which the filter event keeps: (None, None) when it had none."""
+    full = await session.bodies.entries(replayer, list(planning), cache=False)
+    for key in sorted(full, reverse=True):
+        _seq, kind, payload = full[key]
+        if kind != "tool_call" or payload.get("name") != NAME:
+            continue
+        try:
+            args = json.loads(payload.get("arguments") or "{}")
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(args, dict) or args.get("action") != "preview" or args.get("mode") != mode:
+            continue
+        criteria = args.get("criteria")
+        if not isinstance(criteria, str) or not criteria.strip():
+            continue
+        return criteria.strip(), _preview_matcher(full.get(replayer.result_of.get(key)))
+    return None, None
+
+
+def _preview_matcher(result: tuple | None) -> str | None:
+    """The matcher a preview's result names."""
+    try:
+        reply = json.loads(result[2].get("content") or "{}") if result else {}
+    except json.JSONDecodeError:
+        return None
+    matcher = reply.get("matcher") if isinstance(reply, dict) else None
+    return matcher if isinstance(matcher, str) else None
 
 
 class FilterContextTool:
@@ -163,12 +196,16 @@ class FilterContextTool:
         tokens = (await session.measure(agent.id)).tokens
         proposal = await FilterProposal.make(session.bodies, mode, sorted(set(ids)), replayer,
                                              session.meter(agent), tokens)
-        proposal = replace(proposal, planning=planning)
+        criteria, matcher = await previewed_with(session, replayer, planning, mode)
+        proposal = replace(proposal, planning=planning, review=True, criteria=criteria,
+                           matcher=matcher, asked_by=session.tree.label(agent.id))
         before = len(replayer.ctx)
         listed = id_ranges(sorted(set(ids)))
+        reviewed = await review_change(session, agent.id, proposal)
+        refused = (None if reviewed.refused_by is None
+                   else (reviewed.refused_by, refusal_line(reviewed.refused_by)))
         result = await session.commands.submit(agent.id, f"/{mode} --ids {listed}", proposal,
-                                               ACCEPT_ALL, source="llm")
-        return ToolResult(json.dumps({"result": " ".join(result.lines), "mode": mode,
-                                      "messages_filtered": len(set(ids)),
-                                      "context_before": before,
-                                      "planning_conversation_ids": list(planning)}))
+                                               reviewed.verdict, source="llm", refused=refused)
+        return ToolResult(json.dumps(outcome_reply(
+            proposal, reviewed, result, mode=mode, context_before=before,
+            planning_conversation_ids=list(planning) if refused is None else [])))

@@ -3,9 +3,12 @@ registry) on its own context and agents."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.commands.registry import REGISTRY
+from ikigai_tui.core.tools.context_review import outcome_reply, review_pending
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
 
@@ -20,7 +23,9 @@ def slash_schema() -> dict[str, Any]:
             "name": "slash",
             "description": (
                 "Run an ikigai slash command on your own context or agents. Context changes "
-                f"(clear, rewind) apply when this turn ends. Usage: {usage}"
+                "(clear, rewind) wait for the user's review (who may refuse, or keep some "
+                "messages: then only the others are forgotten) and apply when this turn "
+                f"ends; the result says which. Usage: {usage}"
             ),
             "parameters": {
                 "type": "object",
@@ -53,9 +58,16 @@ class SlashTool:
         extra = arguments.get("args") or ""
         if not isinstance(extra, str):
             return ToolResult("Error: 'args' must be a string", True)
+        host = context.host
         try:
-            result = await context.host.command(context.agent_id, f"/{command} {extra}".strip(),
-                                                   source="llm")
+            outcome = await host.propose(context.agent_id, f"/{command} {extra}".strip(),
+                                         source="llm")
+            if isinstance(outcome, CommandResult):
+                return ToolResult("\n".join(outcome.lines) or "OK", False)
+            # A change of the context (clear, rewind): the user's review first.
+            reviewed, result = await review_pending(host, context.agent_id, outcome)
         except CommandError as exc:
             return ToolResult(f"Error: {exc}", True)
-        return ToolResult("\n".join(result.lines) or "OK", False)
+        # Its words first (as any command's), then exactly what happened.
+        reply = outcome_reply(outcome.proposal, reviewed, result, command=f"/{command}")
+        return ToolResult("\n".join([*result.lines, json.dumps(reply)]), False)

@@ -1,0 +1,187 @@
+"""Context changes the LLM asks for are reviewed (issue 28 item 1): through the loopback
+fake provider and real litellm, an LLM `slash clear` and `filter_context apply` under
+llm_context_changes = "ask" are refused headless without --yes (the context unchanged,
+one stderr line), applied with it; "allow" applies, "deny" refuses without asking; the
+tool result in the next request says which; an untick applies exactly the ticked ids."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ikigai_tui.core.commands.proposals import REFUSE, Verdict
+from tests.fakes.server import FakeProvider, Reply
+
+KEY_ENV = {"OPENAI_API_KEY": "test-key"}
+
+
+@pytest.fixture
+def fake():
+    with FakeProvider() as running:
+        yield running
+
+
+def slash(command: str, args: str = "") -> Reply:
+    return Reply(tool_calls=[("slash", {"command": command, "args": args})])
+
+
+def apply(ids: list[int], mode: str = "forget") -> Reply:
+    return Reply(tool_calls=[("filter_context", {"action": "apply", "mode": mode,
+                                                 "message_ids": ids})])
+
+
+def run(ikigai, tmp_path, fake, script: str, *extra: str, config: str = ""):
+    (tmp_path / "script.txt").write_text(script)
+    (tmp_path / "config.toml").write_text(config)
+    return ikigai("--db", str(tmp_path / "c.db"), "--model", "openai/x", "--api-base",
+                  fake.openai_base, "--config", str(tmp_path / "config.toml"), "run",
+                  "--script", str(tmp_path / "script.txt"), *extra, env=KEY_ENV)
+
+
+def context_ids(ikigai, tmp_path) -> list[int]:
+    out = ikigai("--db", str(tmp_path / "c.db"), "context", "--json")
+    assert out.returncode == 0, out.stderr
+    return [m["id"] for m in json.loads(out.stdout)["messages"]]
+
+
+def last_tool_result(fake) -> str:
+    """The tool result the LLM read: in the body of the request after the call."""
+    messages = fake.requests[-1].body["messages"]
+    return next(m["content"] for m in reversed(messages) if m["role"] == "tool")
+
+
+def two_exchanges(fake) -> None:
+    fake.queue(Reply(text="Hi."), Reply(text="Sunny."))
+
+
+SCRIPT = "hello\nweather?\nclean up\n"
+
+
+def test_headless_clear_is_refused_without_yes(ikigai, tmp_path, fake):
+    two_exchanges(fake)
+    fake.queue(slash("clear"), Reply(text="I could not clear it."))
+    done = run(ikigai, tmp_path, fake, SCRIPT)
+    assert done.returncode == 0, done.stderr
+    refusals = [line for line in done.stderr.splitlines() if line.startswith("Refused:")]
+    assert len(refusals) == 1 and "asked to clear the context" in refusals[0]
+    assert "--yes" in refusals[0]
+    result = last_tool_result(fake)
+    assert json.loads(result.splitlines()[-1])["result"] == "refused"
+    # Nothing left the context: the two exchanges, then this whole turn.
+    ids = context_ids(ikigai, tmp_path)
+    assert len(ids) == 4 + 4
+    log = json.loads(ikigai("--db", str(tmp_path / "c.db"), "log", "--json").stdout)
+    assert not [e for e in log if e["kind"] == "clear"]
+    (command,) = [e for e in log if e["kind"] == "command"]
+    assert command["payload"]["refused"] == "nobody was there to review it"
+    words = ikigai("--db", str(tmp_path / "c.db"), "log").stdout
+    assert "/clear (the LLM's; refused: nobody was there to review it)" in words
+
+
+def test_headless_clear_with_yes_applies_as_proposed(ikigai, tmp_path, fake):
+    two_exchanges(fake)
+    fake.queue(slash("clear"), Reply(text="Cleared."))
+    done = run(ikigai, tmp_path, fake, SCRIPT, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "the LLM's change of its context accepted by --yes" in done.stderr
+    reply = json.loads(last_tool_result(fake).splitlines()[-1])
+    assert reply["result"] == "applied" and len(reply["ids_leaving"]) == 6
+    assert reply["context_after"]["messages"] == 0
+    assert context_ids(ikigai, tmp_path) == []
+
+
+def test_headless_filter_apply_refused_then_applied_with_yes(ikigai, tmp_path, fake):
+    two_exchanges(fake)
+    fake.queue(apply([1, 2]), Reply(text="Refused."))
+    done = run(ikigai, tmp_path, fake, SCRIPT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(last_tool_result(fake))["result"] == "refused"
+    before = context_ids(ikigai, tmp_path)
+    assert before[:2] == [1, 2] and len(before) == 8
+    fake.queue(apply([1, 2]), Reply(text="Done."))
+    (tmp_path / "more.txt").write_text("forget the greeting\n")
+    done = ikigai("--db", str(tmp_path / "c.db"), "--model", "openai/x", "--api-base",
+                  fake.openai_base, "--config", str(tmp_path / "config.toml"), "run",
+                  "--script", str(tmp_path / "more.txt"), "--yes", env=KEY_ENV)
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(last_tool_result(fake))
+    assert reply["result"] == "applied" and reply["ids_leaving"][:2] == [1, 2]
+    # The greeting left, and with it the planning (both turns holding a filter_context
+    # call); the weather exchange stays.
+    assert context_ids(ikigai, tmp_path) == before[2:4]
+
+
+@pytest.mark.parametrize("setting, applied", [("allow", True), ("deny", False)])
+def test_allow_applies_and_deny_refuses_without_asking(ikigai, tmp_path, fake, setting, applied):
+    two_exchanges(fake)
+    fake.queue(slash("clear"), Reply(text="ok"))
+    done = run(ikigai, tmp_path, fake, SCRIPT, config=f'llm_context_changes = "{setting}"\n')
+    assert done.returncode == 0, done.stderr
+    assert "Refused:" not in done.stderr  # nobody was asked
+    reply = json.loads(last_tool_result(fake).splitlines()[-1])
+    assert reply["result"] == ("applied" if applied else "refused")
+    if not applied:
+        assert reply["refused_by"] == 'llm_context_changes = "deny"'
+    assert (context_ids(ikigai, tmp_path) == []) is applied
+
+
+# -- a reviewer that unticks: in process, over the same fake ---------------------------
+
+openai = pytest.mark.parametrize("fmt", ["openai"], indirect=True)
+
+
+class Reviewer:
+    def __init__(self, answer) -> None:
+        self.answer = answer
+        self.changes: list = []
+
+    async def __call__(self, change):
+        self.changes.append(change)
+        return self.answer(change.proposal)
+
+
+@openai
+async def test_an_untick_turns_the_clear_into_a_forget_of_the_ticked(make, fake, fmt):
+    h = await make(settings_of_session={"llm_context_changes": "ask"})
+    fake.queue(Reply(text="Hi."), Reply(text="Sunny."))
+    await h.say("hello")
+    await h.say("weather?")
+    first = [i for i, _k, _p in await h.context()]
+    ticked: list[int] = []
+
+    def keep_the_greeting(proposal):  # the user unticks the greeting
+        ticked.extend(i.id for i in proposal.items if i.id not in first[:2])
+        return Verdict.accept(ticked)
+
+    reviewer = Reviewer(keep_the_greeting)
+    h.session.context_review.reviewer = reviewer
+    fake.queue(slash("clear"), Reply(text="Done."))
+    await h.say("clean up")
+    (change,) = reviewer.changes
+    assert [i.id for i in change.proposal.items if i.chosen] == first + ticked[2:]
+    assert change.agent == h.session.tree.label(h.root)
+    assert "LLM" in change.proposal.title and "clear the context" in change.proposal.title
+    reply = json.loads(last_tool_result(fake).splitlines()[-1])
+    assert reply["result"] == "edited"
+    assert reply["ids_leaving"] == ticked and reply["kept_by_the_user"] == first[:2]
+    ctx = [i for i, _k, _p in await h.context()]
+    assert ctx[:2] == first[:2] and not set(ticked) & set(ctx)
+    (event,) = await h.events(kind="filter")
+    assert event.payload["ids"] == ticked and await h.events(kind="clear") == []
+
+
+@openai
+async def test_a_refused_filter_apply_writes_only_the_command_record(make, fake, fmt):
+    h = await make(settings_of_session={"llm_context_changes": "ask"})
+    fake.queue(Reply(text="Hi."))
+    await h.say("hello")
+    h.session.context_review.reviewer = Reviewer(lambda _p: REFUSE)
+    fake.queue(apply([1]), Reply(text="Kept."))
+    await h.say("forget hello")
+    reply = json.loads(last_tool_result(fake))
+    assert reply["result"] == "refused" and reply["refused_by"] == "the user"
+    assert await h.events(kind="filter") == []
+    (command,) = await h.events(kind="command")
+    assert command.payload["refused"] == "the user" and command.payload["source"] == "llm"
+    assert 1 in [i for i, _k, _p in await h.context()]
