@@ -54,9 +54,8 @@ class SessionSettings(NamedTuple):
     tools: ToolSettings = ToolSettings()  # tool rounds per turn, bash's timeout, the environment
     # /forget --tool-results's defaults and its automatic rule (core/tool_results)
     tool_results: ToolResultsSettings = ToolResultsSettings()
-    # Context changes the agent's LLM asks for (core/tools/context_review.py): "ask",
-    # "allow" or "deny". The program's default, from the config, is "ask"; a Session
-    # built without one (tests, embedding) allows them, as before the setting.
+    # Context changes the agent's LLM asks for (core/tools/context_review.py): "ask", "allow"
+    # or "deny". The config's default is "ask"; a Session built without one allows them.
     llm_context_changes: str = "allow"
 
 

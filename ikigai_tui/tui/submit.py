@@ -32,9 +32,8 @@ from ikigai_tui.core.commands.parse import CommandResult, ParsedCommand
 from ikigai_tui.core.notices import CompactingNotice, MatchingNotice, Notice
 from ikigai_tui.core.commands.proposals import REFUSE, Presentation, Proposal, Verdict
 from ikigai_tui.core.session import Session
-from ikigai_tui.core.tools.permissions import REFUSE as REFUSED
-from ikigai_tui.core.tools.permissions import PermissionAnswer, PermissionRequest
-from ikigai_tui.core.tools.context_review import LlmChange
+from ikigai_tui.core.tools.permissions import PermissionRequest
+from ikigai_tui.tui.asking import TurnQuestions
 
 FILTERS = ("forget", "remember", "compact")
 
@@ -122,7 +121,7 @@ class SubmitHost(Protocol):
     def submitter(self, session: Session) -> SubmitController: ...
 
 
-class SubmitController:
+class SubmitController(TurnQuestions):
     """Enter and the reviews of one session's proposals, for one host."""
 
     def __init__(self, host: SubmitHost, session: Session, screens: Screens) -> None:
@@ -224,46 +223,6 @@ class SubmitController:
         except asyncio.CancelledError:  # the turn was stopped: the question goes with it
             if self.host.screen is dialog.screen:
                 dialog.screen.dismiss()
-            raise
-
-    async def ask_context_change(self, change: LlmChange) -> Verdict:
-        """llm_context_changes = "ask": the preview of what a change the LLM asks for
-        takes out (its title names the agent whose LLM asks), the same dialog as the
-        user's own command; one at a time, the others waiting in the order they asked."""
-        async with self._change_turn:
-            return await self.ask(change.proposal, change.agent_id)
-
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
-        """The reviewer of the permission rules' `ask` (from inside an agent's turn): its
-        modal, one at a time (each names its agent), the answer; refused when the app
-        has no such dialog."""
-        if self.screens.permission is None:
-            return PermissionAnswer(REFUSED, "the screen cannot ask")
-        self._permission_waiting += 1
-        entered = False
-        try:
-            async with self._permission_turn:
-                entered = True
-                self._permission_waiting -= 1
-                return PermissionAnswer(await self._permission_modal(request))
-        finally:
-            if not entered:  # stopped while waiting its turn
-                self._permission_waiting -= 1
-
-    async def _permission_modal(self, request: PermissionRequest) -> str:
-        screen = self.screens.permission(request, self._permission_waiting)  # type: ignore[misc]
-        answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-
-        def done(choice: Any) -> None:
-            if not answered.done():
-                answered.set_result(str(choice or REFUSED))
-
-        self.host.push_screen(screen, done)
-        try:
-            return await answered
-        except asyncio.CancelledError:  # the turn was stopped: the question goes with it
-            if getattr(screen, "is_current", False):  # (the app may be closing: no screens)
-                screen.dismiss(REFUSED)
             raise
 
     def attach_reviewers(self) -> None:
