@@ -32,6 +32,7 @@ from ikigai_tui.core.commands.proposals import REFUSE, Presentation, Proposal, V
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.permissions import REFUSE as REFUSED
 from ikigai_tui.core.tools.permissions import PermissionAnswer, PermissionRequest
+from ikigai_tui.tui.agent_state import Doings
 
 FILTERS = ("forget", "remember", "compact")
 
@@ -121,10 +122,13 @@ class SubmitHost(Protocol):
 class SubmitController:
     """Enter and the reviews of one session's proposals, for one host."""
 
-    def __init__(self, host: SubmitHost, session: Session, screens: Screens) -> None:
+    def __init__(self, host: SubmitHost, session: Session, screens: Screens,
+                 doings: Doings | None = None) -> None:
         self.host = host
         self.session = session
         self.screens = screens
+        # What waits on the user, per agent (the tree's states, tui/agent_state.py).
+        self.doings = doings if doings is not None else Doings()
         # One permission modal at a time: the others wait here, in the order they asked.
         self._permission_turn = asyncio.Lock()
         self._permission_waiting = 0
@@ -194,8 +198,15 @@ class SubmitController:
         if factory is None:  # no dialog for it: refuse, say why
             self._answer(pending, REFUSE)
             return
-        dialog = factory(proposal, self.session, pending.context.agent.id)
-        self.host.push_screen(dialog.screen, lambda result: self._answer(pending, dialog.verdict(result)))
+        agent_id = pending.context.agent.id
+        dialog = factory(proposal, self.session, agent_id)
+        self.doings.waiting(self.doings.reviews, agent_id, 1)  # the agent needs the user
+
+        def answered(result: Any) -> None:
+            self.doings.waiting(self.doings.reviews, agent_id, -1)
+            self._answer(pending, dialog.verdict(result))
+
+        self.host.push_screen(dialog.screen, answered)
 
     async def ask(self, proposal: Proposal) -> Verdict:
         """A reviewer the core awaits (memory_writes = "ask": from inside a turn): the
@@ -225,6 +236,7 @@ class SubmitController:
         if self.screens.permission is None:
             return PermissionAnswer(REFUSED, "the screen cannot ask")
         self._permission_waiting += 1
+        self.doings.waiting(self.doings.asks, request.agent_id, 1)  # the agent needs the user
         entered = False
         try:
             async with self._permission_turn:
@@ -232,6 +244,7 @@ class SubmitController:
                 self._permission_waiting -= 1
                 return PermissionAnswer(await self._permission_modal(request))
         finally:
+            self.doings.waiting(self.doings.asks, request.agent_id, -1)
             if not entered:  # stopped while waiting its turn
                 self._permission_waiting -= 1
 
@@ -316,6 +329,7 @@ class SubmitController:
         finally:
             with contextlib.suppress(ValueError):
                 session.unsubscribe(on_notice)
+            self.doings.matched(agent_id)
             if shown:
                 shown[0].finish()
         self._proposed(outcome)
