@@ -117,7 +117,10 @@ def _short_head(row: AgentRow, focused: bool, styles: TreeStyles, badge: Text,
     if name.endswith(")") and " (" in name and cell_len(name) + badge.cell_len > room:
         name = name[:name.rindex(" (")]
     if cell_len(name) + badge.cell_len > room:
-        badge = Text()  # the whole name before the badge
+        if row.state is not None and room - badge.cell_len >= min(MIN_NAME, cell_len(name)):
+            name = cut(name, room - badge.cell_len)  # a state's words before the name's end
+        else:
+            badge = Text()  # the whole name before the `new` badge
     text = _head(row, focused, styles, fit((name,), max(2, room)))
     text.append_text(badge)
     text.truncate(width, overflow="ellipsis")

@@ -79,10 +79,9 @@ async def overview_rows(session: Session, states: dict[str, AgentState],
         last = _last_line(latest[-1].payload) if latest else ""
         age = 0.0 if state.kind == "working" else (now - latest[-1].created_at if latest else None)
         totals = session.usages.now(agent.id)
-        tokens = (format_tokens(totals.input_tokens + totals.output_tokens)
-                  if totals is not None else "")
-        cost = (totals.cost_text() if totals is not None and totals.cost_known
-                else "?" if totals is not None else "")
+        used = totals.input_tokens + totals.output_tokens if totals is not None else 0
+        tokens = format_tokens(used) if used else ""
+        cost = "" if totals is None or not used else totals.cost_text() if totals.cost_known else "?"
         rows.append(OverviewRow(agent.id, sanitize(session.tree.label(agent.id)), state, last,
                                 age_text(age), tokens, cost))
     return sorted(rows, key=lambda row: ORDER.get(row.state.kind, 9))  # stable: tree order

@@ -42,6 +42,7 @@ from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 
 __all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label", "agent_row", "shown_rows"]
 
+OWN_ACTIONS = ("toggle_dead", "toggle_subtree")
 HIDDEN_LINE = "#dead-hidden"  # the shape's entry of the line saying how many dead are hidden
 
 
@@ -280,6 +281,15 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
         moved = self._agent_nodes.get(agent_id)
         if moved is not None:
             self.move_cursor(moved)
+
+    async def on_key(self, event: events.Key) -> None:
+        """The tree's own letter keys (`d`, or what the keymap moved them to) are the
+        tree's: the app sends a letter typed outside the input to the input otherwise."""
+        active = self.screen.active_bindings.get(event.key)
+        if active is not None and active.node is self and active.binding.action in OWN_ACTIONS:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(active.binding.action)
 
     def _reshow(self) -> None:
         if self._every:
