@@ -316,3 +316,17 @@ def test_snapshot_the_overview(bench, snap_compare, monkeypatch):
         assert app.screen.rows[0].state.needs_you
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_help_lists_the_keys_of_who_needs_you(bench):
+    from ikigai_tui.tui.screens.help import HelpKeys
+
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await idle(pilot)
+        says = dict(app.screen.query_one(HelpKeys)._key_rows)
+        assert "next agent that needs you" in says["Ctrl+N"]
+        assert "overview" in says["F6"]
+        assert "dead" in says["D"] and "subtree" in says["Space"]
