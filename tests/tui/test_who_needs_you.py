@@ -21,18 +21,17 @@ from tests.fakes.tools import Shell, install
 from .conftest import SIZE, agent_named, idle, root_id, say, send_text, settle, type_text
 from .test_memory_screens import _wait_for
 from .test_permission_modal import app_on, fake, run  # noqa: F401 (the fixture)
+from .test_tree_place import _row, _toasts
 
 SMALL = (80, 24)
 
 
-def _row(app, agent_id: str) -> str:
-    tree = app.agent_tree
-    node = tree.node_for(agent_id)
-    return tree.render_line(node.line - int(tree.scroll_y)).text.rstrip()
-
-
-def _toasts(app) -> list[str]:
-    return [n.message for n in app._notifications]
+async def _overview(pilot, app) -> OverviewScreen:
+    """F6, and the overview once it has read its rows."""
+    await pilot.press("f6")
+    await _wait_for(pilot, lambda: isinstance(app.screen, OverviewScreen)
+                    and bool(app.screen.rows), "the overview")
+    return app.screen
 
 
 class Gated(Shell):
@@ -132,9 +131,7 @@ async def test_f6_opens_the_overview_needs_you_first_and_enter_focuses(bench):
         await settle(pilot)
         await send_text(pilot, "/fork --name helper look into plums")
         helper = agent_named(app.session, "helper")
-        await pilot.press("f6")
-        await _wait_for(pilot, lambda: isinstance(app.screen, OverviewScreen)
-                        and bool(app.screen.rows), "the overview")
+        await _overview(pilot, app)
         rows = app.screen.rows
         assert [row.state.words for row in rows][:1] == ["needs you: new"]
         assert rows[0].id == helper and rows[0].last and rows[0].age
@@ -143,9 +140,7 @@ async def test_f6_opens_the_overview_needs_you_first_and_enter_focuses(bench):
         await pilot.press("escape")
         await idle(pilot)
         assert not isinstance(app.screen, OverviewScreen) and app.focused_agent != helper
-        await pilot.press("f6")
-        await _wait_for(pilot, lambda: isinstance(app.screen, OverviewScreen)
-                        and bool(app.screen.rows), "the overview again")
+        await _overview(pilot, app)
         await pilot.press("enter")  # the first row: helper
         await idle(pilot)
         assert not isinstance(app.screen, OverviewScreen)
@@ -174,9 +169,7 @@ async def test_the_states_and_the_hidden_dead_come_back_after_a_restart(bench, t
         await settle(pilot)
         assert " new " in _row(again, helper) and " failed " in _row(again, broken)
         assert "(1 dead hidden)" in [line.text.strip() for line in _lines(again)]
-        await pilot.press("f6")
-        await _wait_for(pilot, lambda: isinstance(again.screen, OverviewScreen)
-                        and bool(again.screen.rows), "the overview")
+        await _overview(pilot, again)
         words = {row.id: row.state.words for row in again.screen.rows}
         assert words[helper] == "needs you: new" and words[broken] == "needs you: failed"
         await pilot.press("enter")
@@ -265,6 +258,13 @@ def _calm(app) -> None:
         agent.turn.phase, agent.turn.reply = None, None
 
 
+async def _every_state_ended(pilot, app) -> None:
+    """Every state, with the hand-set turns over (what the pictures show needs no turn)."""
+    await settle(pilot)
+    _every_state(app)
+    _calm(app)
+
+
 @pytest.mark.parametrize("size", [SIZE, SMALL], ids=["120x40", "80x24"])
 def test_snapshot_the_tree_in_every_state(bench, snap_compare, size):
     bench.prepare(_many)
@@ -288,9 +288,7 @@ def test_snapshot_the_tree_with_the_dead_hidden_and_a_subtree_collapsed(bench, s
     app = bench.app()
 
     async def run_before(pilot):
-        await settle(pilot)
-        _every_state(app)
-        _calm(app)
+        await _every_state_ended(pilot, app)
         app.agent_tree.hide_dead = True
         app.agent_tree.collapsed.add(agent_named(app.session, "parent"))
         app.schedule_refresh()
@@ -307,12 +305,8 @@ def test_snapshot_the_overview(bench, snap_compare, monkeypatch):
     app = bench.app()
 
     async def run_before(pilot):
-        await settle(pilot)
-        _every_state(app)
-        _calm(app)
-        await pilot.press("f6")
-        await _wait_for(pilot, lambda: isinstance(app.screen, OverviewScreen)
-                        and bool(app.screen.rows), "the overview")
+        await _every_state_ended(pilot, app)
+        await _overview(pilot, app)
         assert app.screen.rows[0].state.needs_you
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
