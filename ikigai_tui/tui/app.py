@@ -144,7 +144,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         # The place left last time on this database; agents gone since fall back to the root.
         shown, active = self.place_keeper.place(lambda a: a in session.tree, root.id, MAX_PANES)
         self.focused_agent = shown[active]
-        self._attention_ready(session)
+        self._attention_ready(session, shown)
         try:
             override = self.model_override
             if override and session.model_of(root) != session.models.resolved(override):

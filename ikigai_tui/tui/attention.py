@@ -69,9 +69,11 @@ class Attention:
         self.doings = Doings(changed=self.schedule_refresh)
         self._desktop = False  # not decided yet (tui/desktop.py), then None or the protocol
 
-    def _attention_ready(self: AttentionHost, session: Session) -> None:
-        """Once the session is open: news of agents gone since is dropped."""
+    def _attention_ready(self: AttentionHost, session: Session, shown: list[str]) -> None:
+        """Once the session is open: news of agents gone since is dropped, and that of
+        the agents the panes show again is seen."""
         self.unseen.keep_only(lambda agent_id: agent_id in session.tree)
+        self.unseen.seen(shown)
 
     def _heed(self: AttentionHost, notice: Notice) -> None:
         """What the states follow of a notice: the tool running, a matcher, and the first

@@ -324,3 +324,22 @@ async def test_help_lists_the_keys_of_who_needs_you(bench):
         assert "next agent that needs you" in says["Ctrl+N"]
         assert "overview" in says["F6"]
         assert "dead" in says["D"] and "subtree" in says["Space"]
+
+
+async def test_news_kept_for_an_agent_shown_at_the_start_or_gone_is_dropped(bench, tmp_path):
+    from ikigai_tui.tui.ui_state import write_state
+
+    await _children_done(bench, "kid")
+    app = bench.app()
+    path = state_path(tmp_path / "no-config.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        root, kid = app.focused_agent, agent_named(app.session, "kid")
+    write_state(path, news={str(bench.db.resolve()): {root: "finished its turn", kid: "got mail",
+                                                      "f" * 32: "finished its turn"}})
+    again = bench.app()
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert again.unseen.news == {kid: "got mail"}  # root is on screen, the other gone
+        assert " new " in _row(again, kid) and " new " not in _row(again, root)
+    assert read_state(path)["news"] == {str(bench.db.resolve()): {kid: "got mail"}}
