@@ -94,12 +94,14 @@ class Doings:
     hold: the tool each runs (its call committed, its result not yet), the matchers
     running, the permission questions and the previews waiting (counted: several may)."""
 
-    def __init__(self, changed: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, changed: Callable[[], None] = lambda: None,
+                 asked: Callable[[str], None] = lambda agent_id: None) -> None:
         self.tools: dict[str, str] = {}
         self.matching: set[str] = set()
         self.asks: dict[str, int] = {}
         self.reviews: dict[str, int] = {}
         self.changed = changed  # told when a question, a preview or a matcher came or went
+        self.asked = asked  # told the agent whose first question came (it needs the user)
 
     def heard(self, notice: Notice) -> bool:
         """Follow a notice; whether what it changed shows (the tree is stale)."""
@@ -133,6 +135,8 @@ class Doings:
     def waiting(self, table: dict[str, int], agent_id: str, more: int) -> None:
         """One more (`more` 1) or one less (-1) question or preview waits for the agent."""
         count = table.get(agent_id, 0) + more
+        if count == 1 and more > 0 and table is self.asks:
+            self.asked(agent_id)
         if count > 0:
             table[agent_id] = count
         else:

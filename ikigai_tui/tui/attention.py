@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from ikigai_tui.core.notices import Notice, StreamDelta
 from ikigai_tui.tui.agent_state import AgentState, Doings, agent_state
 from ikigai_tui.tui.host import AppHost
+from ikigai_tui.tui.safe_text import sanitize
 from ikigai_tui.tui.tree_rows import AgentRow, agent_row
 from ikigai_tui.tui.ui_state import AttentionKeeper
 from ikigai_tui.tui.unseen import Unseen
@@ -60,13 +61,15 @@ class AttentionHost(AppHost, Protocol):
 
     def _notice_desktop(self, text: str) -> None: ...
 
+    def _asked(self, agent_id: str) -> None: ...
+
 
 class Attention:
     def _start_attention(self: AttentionHost, config: Config) -> None:
         """The news left unseen last time on this database, the tree's hidden dead."""
         self.attention_keeper = keeper = AttentionKeeper(self, config)
         self.unseen = Unseen(dict(keeper.saved_news), kept=keeper.keep_news)
-        self.doings = Doings(changed=self.schedule_refresh)
+        self.doings = Doings(changed=self.schedule_refresh, asked=self._asked)
         self._desktop = False  # not decided yet (tui/desktop.py), then None or the protocol
 
     def _attention_ready(self: AttentionHost, session: Session, shown: list[str]) -> None:
@@ -131,6 +134,15 @@ class Attention:
         self.attention_keeper.keep_hide_dead(message.hidden)
 
     # -- the desktop notification -----------------------------------------------------
+
+    def _asked(self: AttentionHost, agent_id: str) -> None:
+        """A tool's permission question of an agent no pane shows: the desktop hears of
+        it too (its dialog is on the screen, which may be out of sight)."""
+        session = self.session
+        if session is None or agent_id not in session.tree:
+            return
+        if agent_id not in {pane.agent_id for pane in self.panes.all()}:
+            self._notice_desktop(f"{sanitize(session.tree.label(agent_id))} asks permission")
 
     def _notice_desktop(self: AttentionHost, text: str) -> None:
         """Tell the desktop (the config's `notify`), where the terminal is known to show it."""

@@ -343,3 +343,23 @@ async def test_news_kept_for_an_agent_shown_at_the_start_or_gone_is_dropped(benc
         assert again.unseen.news == {kid: "got mail"}  # root is on screen, the other gone
         assert " new " in _row(again, kid) and " new " not in _row(again, root)
     assert read_state(path)["news"] == {str(bench.db.resolve()): {kid: "got mail"}}
+
+
+async def test_a_background_agents_question_is_told_on_the_desktop(bench, tmp_path, fake, gated):
+    fake.queue(run("make all"), Reply(text="Built."))
+    app = app_on(bench, tmp_path, fake)
+    told: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app._notice_desktop = told.append  # what would be written to the terminal
+        await type_text(pilot, "/fork --name bg build it")
+        await pilot.press("enter")
+        await _wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), "the question",
+                        timeout=90)
+        bg = agent_named(app.session, "bg")
+        assert told == [f"bg ({bg[:6]}) asks permission"]
+        gated.gate.set()
+        await pilot.press("y")
+        await _wait_for(pilot, lambda: not app.session.running(), "the turn's end")
+        await idle(pilot)
+        assert told[1:] == [f"bg ({bg[:6]}) finished its turn"]

@@ -61,8 +61,11 @@ def test_doings_follow_tools_matchers_questions_and_previews():
     doings.matched("b")
     assert "b" not in doings.matching and told == [1]
 
+    asked = []
+    doings.asked = asked.append
     doings.waiting(doings.asks, "c", 1)
     doings.waiting(doings.asks, "c", 1)
+    assert asked == ["c"]  # its first question only
     doings.waiting(doings.asks, "c", -1)
     assert doings.facts("c", dead=False, working=True, streaming=False, news=None).asks
     doings.waiting(doings.asks, "c", -1)
