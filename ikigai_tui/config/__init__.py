@@ -46,6 +46,7 @@ class Config:
     theme_override: str | None = None  # IKIGAI_THEME: over the file and the palette's pick
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
     bell: bool = False  # ring the terminal's bell on a background agent's news
+    notify: str = "off"  # a desktop notification through the terminal: off|auto|osc9|osc777
     keymap_origins: dict[str, str] = field(default_factory=dict)  # binding id -> "FILE, line N"
     aliases: dict[str, str] = field(default_factory=dict)  # [aliases]: short name -> model
     # The memory tool (issue 15): its folder (None: <user data dir>/memories), whether the
@@ -122,6 +123,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "matcher_chunk_tokens": (int, "a whole number of tokens"),
     "theme": (str, "a theme name"),
     "bell": (bool, "true or false"),
+    "notify": (str, '"off", "auto", "osc9" or "osc777"'),
     # the memory tool
     "memories_dir": (str, "a path"),
     "memory_writes": (str, '"auto" or "ask"'),
@@ -198,6 +200,8 @@ def _problem(key: str, value: Any) -> str | None:
         return "must not be empty"
     if key == "llm_context_changes" and value not in ("ask", "allow", "deny"):
         return 'must be "ask", "allow" or "deny"'
+    if key == "notify" and value not in ("off", "auto", "osc9", "osc777"):
+        return 'must be "off", "auto", "osc9" or "osc777"'
     if key == "memory_writes" and value not in ("auto", "ask"):
         return 'must be "auto" or "ask"'
     if key in ("memory_file_bytes", "memory_files", "memory_total_bytes") and value < 1:
@@ -296,6 +300,7 @@ def load(
         matcher_chunk_tokens=chunk_tokens if chunk_tokens is not None else file.get("matcher_chunk_tokens"),
         theme=file.get("theme"),
         bell=file.get("bell", False),
+        notify=file.get("notify", "off"),
         theme_origin=file.get("theme_origin", ""),
         theme_override=env.get("IKIGAI_THEME") or None,
         keymap={i: keys for i, (keys, _where) in file.get("keymap", {}).items()},

@@ -26,12 +26,13 @@ from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.tokens.window import CONTEXT_FULL
 from ikigai_tui.support.heap import freeze_at_start, trim
 from ikigai_tui.tui.actions import MainScreenActions
+from ikigai_tui.tui.attention import Attention
 from ikigai_tui.tui.completion import SlashCommands, completions
 from ikigai_tui.tui.editor import EditorAction
 from ikigai_tui.tui.history import typed_history
 from ikigai_tui.tui.main_screen import MainScreen
 from ikigai_tui.tui import bindings
-from ikigai_tui.tui.keymap import binding_groups, check_keymap, key_names
+from ikigai_tui.tui.keymap import check_keymap, help_bindings, key_names
 from ikigai_tui.tui.keys import key_name
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
@@ -40,10 +41,9 @@ from ikigai_tui.tui.status import status_text
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.news import NewsToasts
-from ikigai_tui.tui.unseen import Unseen
 from ikigai_tui.tui.ui_state import PlaceKeeper, ThemeKeeper, start_theme
 from ikigai_tui.tui.usage_plans import UsagePlans
-from ikigai_tui.tui.widgets.agent_tree import AgentTreeView, agent_row
+from ikigai_tui.tui.widgets.agent_tree import AgentTreeView
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
@@ -59,7 +59,7 @@ SessionCloser = Callable[[Session], Awaitable[None]]
 
 
 class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, QueueActions,
-                NewsToasts, App[None]):
+                NewsToasts, Attention, App[None]):
     CSS_PATH = [stylesheet("app.tcss"), stylesheet("widgets.tcss")]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
@@ -90,7 +90,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.panes = Panes()
         self.outbox = Outbox()
         self.usage_plans = UsagePlans()  # each agent's window, planned again when stale
-        self.unseen = Unseen()  # agents with news no pane showed (tui/unseen.py)
+        self._start_attention(config)  # news no pane showed, who needs you (tui/attention.py)
         self._news_toast = None  # the news toast shown (tui/news.py)
         self.show_outside = True  # the scrollbacks' toggles (F8, F9), for every pane
         self.show_ids = False
@@ -144,6 +144,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         # The place left last time on this database; agents gone since fall back to the root.
         shown, active = self.place_keeper.place(lambda a: a in session.tree, root.id, MAX_PANES)
         self.focused_agent = shown[active]
+        self._attention_ready(session, shown)
         try:
             override = self.model_override
             if override and session.model_of(root) != session.models.resolved(override):
@@ -161,7 +162,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
 
     def compose(self) -> ComposeResult:
         self.status_line = Static("", id="status")
-        self.agent_tree = AgentTreeView(id="tree")
+        self.agent_tree = AgentTreeView(id="tree", hide_dead=self.attention_keeper.hide_dead)
         self.gauge = ContextGauge(id="gauge")
         self.prompt_input = PromptInput(completer=self._complete, recall=self.take_back,
                                         id="prompt")
@@ -208,6 +209,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         if self.session is not None:
             self.usage_plans.mark(notice, self.session)
             self._tell_news(notice, self.session)
+            self._heed(notice)
         if changes_agents(notice):
             self.post_message(AgentsChanged())
         if isinstance(notice, StoreTrouble):  # the status line says it until it is over
@@ -290,10 +292,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         focused = tree[self.focused_agent]
         self.status_line.update(status_text(tree.label(focused.id), session.model_of(focused),
                                             self.db_label, self.store_trouble))
-        rows = [agent_row(agent, tree.label(agent.id), self.usage_plans.get(agent.id),
-                          session.usages.now(agent.id), agent.id in self.unseen)
-                for agent, _depth in tree.walk()]
-        self.agent_tree.refresh_agents(rows, focused.id)
+        self.agent_tree.refresh_agents(self.tree_rows(session), focused.id)
 
     # -- input -------------------------------------------------------------------
 
@@ -315,7 +314,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         from ikigai_tui.tui.screens.dialogs import SCREENS
         from ikigai_tui.tui.submit import SubmitController
 
-        return SubmitController(self, session, SCREENS)
+        return SubmitController(self, session, SCREENS, self.doings)
 
     async def show_end(self) -> None:
         """Bring the active pane to its end (where what is sent shows)."""
@@ -378,7 +377,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         from ikigai_tui.core.commands.registry import REGISTRY
 
         commands = [(s.usage, s.summary, s.llm) for s in REGISTRY]
-        main = binding_groups()["the main screen"]  # the app's, the input's, the palette's
+        main = help_bindings()  # the app's, the input's, the palette's, the tree's
         self.push_screen(HelpScreen(commands, help_keys(main, self.keymap)))
 
     def on_resize(self, _event: events.Resize) -> None:

@@ -17,6 +17,7 @@ from ikigai_tui.core.tools.permissions import PermissionAnswer, PermissionReques
 
 if TYPE_CHECKING:
     from ikigai_tui.core.commands.proposals import Proposal
+    from ikigai_tui.tui.agent_state import Doings
 
 __all__ = ["TurnQuestions"]
 
@@ -29,6 +30,7 @@ class TurnQuestions:
     _permission_turn: asyncio.Lock
     _permission_waiting: int
     _change_turn: asyncio.Lock
+    doings: Doings  # what the agents wait on (tui/agent_state.py): the tree's "needs you"
 
     ask: Callable[[Proposal, str], Awaitable[Verdict]]  # SubmitController's
 
@@ -36,8 +38,12 @@ class TurnQuestions:
         """llm_context_changes = "ask": the preview of what a change the LLM asks for
         takes out (its title names the agent whose LLM asks), the same dialog as the
         user's own command; one at a time, the others waiting in the order they asked."""
-        async with self._change_turn:
-            return await self.ask(change.proposal, change.agent_id)
+        self.doings.waiting(self.doings.reviews, change.agent_id, 1)  # it needs the user
+        try:
+            async with self._change_turn:
+                return await self.ask(change.proposal, change.agent_id)
+        finally:
+            self.doings.waiting(self.doings.reviews, change.agent_id, -1)
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
         """The reviewer of the permission rules' `ask` (from inside an agent's turn): its
@@ -46,6 +52,7 @@ class TurnQuestions:
         if self.screens.permission is None:
             return PermissionAnswer(REFUSED, "the screen cannot ask")
         self._permission_waiting += 1
+        self.doings.waiting(self.doings.asks, request.agent_id, 1)  # the agent needs the user
         entered = False
         try:
             async with self._permission_turn:
@@ -53,6 +60,7 @@ class TurnQuestions:
                 self._permission_waiting -= 1
                 return PermissionAnswer(await self._permission_modal(request))
         finally:
+            self.doings.waiting(self.doings.asks, request.agent_id, -1)
             if not entered:  # stopped while waiting its turn
                 self._permission_waiting -= 1
 

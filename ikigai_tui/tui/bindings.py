@@ -18,7 +18,7 @@ from ikigai_tui.tui.keys import key_name
 
 __all__ = ["APP", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST", "MESSAGE_VIEW",
            "MATCHING", "CONFIRM", "COMPACT_PREVIEW", "MEMORY_DIFF", "MEMORY_FILES",
-           "MEMORY_FILE", "PERMISSION", "OWNERS", "command_palette"]
+           "MEMORY_FILE", "PERMISSION", "OVERVIEW", "OWNERS", "command_palette"]
 
 # The main screen's bindings (IkigaiApp's).
 APP: list[Binding] = [
@@ -57,6 +57,10 @@ APP: list[Binding] = [
             id="page-down"),
     Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True, id="top"),
     Binding("ctrl+end", "scroll('end')", "Bottom", show=False, priority=True, id="bottom"),
+    # Who needs you (issue 27; tui/attention.py): the next agent that does, the overview.
+    Binding("ctrl+n", "next_needing", "Next agent that needs you", show=False, priority=True,
+            id="next-needing"),
+    Binding("f6", "overview", "Agent overview", show=False, priority=True, id="overview"),
 ]
 
 # The input's (PromptInput): shown in the footer; the keys themselves are handled in its
@@ -72,6 +76,16 @@ INPUT: list[Binding] = [
 TREE: list[Binding] = [
     Binding("enter", "select_cursor", "Focus agent", id="tree-focus"),
     Binding("escape", "app.stop_reply", "Back to the input", id="tree-back"),
+    # Who needs you (issue 27): the dead hidden (kept across restarts), a subtree collapsed.
+    Binding("d", "toggle_dead", "Hide/show dead agents", id="tree-dead"),
+    Binding("space", "toggle_subtree", "Collapse/expand the subtree", id="tree-collapse"),
+]
+
+# The agent overview (F6, OverviewScreen): Enter focuses the agent of the row, Esc or F6 close.
+OVERVIEW: list[Binding] = [
+    Binding("enter", "choose", "Focus agent", id="overview-focus"),
+    Binding("escape", "close", "Close", id="overview-close"),
+    Binding("f6", "close", "Close", show=False, id="overview-close"),
 ]
 
 # Help (F1): Esc, q or F1 close it.
@@ -148,6 +162,7 @@ OWNERS: dict[str, list[Binding]] = {
     "preview list": PREVIEW_LIST, "message view": MESSAGE_VIEW, "matching": MATCHING,
     "confirm": CONFIRM, "compact preview": COMPACT_PREVIEW, "memory diff": MEMORY_DIFF,
     "memory files": MEMORY_FILES, "memory file": MEMORY_FILE, "permission": PERMISSION,
+    "overview": OVERVIEW,
 }
 
 

@@ -9,7 +9,7 @@ where both could fire (the main screen: the app's keys and the input's; each dia
 own keys).
 
     [keymap]
-    editor = "f6"            # one key
+    editor = "alt+e"         # one key
     quit = "ctrl+x,ctrl+q"   # or several
 """
 
@@ -24,7 +24,7 @@ from ikigai_tui.tui import bindings as registry
 from ikigai_tui.tui.keys import key_name, keys_of
 
 __all__ = ["APP_BINDINGS", "check_keymap", "keys_in_force", "key_names", "binding_groups",
-           "MODIFIERS"]
+           "help_bindings", "MODIFIERS"]
 
 MODIFIERS = ("ctrl", "alt", "shift", "super", "meta", "hyper")
 APP_BINDINGS = registry.APP  # the main screen's (the app's); the input's: registry.INPUT
@@ -46,7 +46,14 @@ def binding_groups() -> dict[str, list[Binding]]:
         "the message view": registry.MESSAGE_VIEW,
         "the matching dialog": registry.MATCHING,
         "the agent tree": registry.TREE,
+        "the agent overview": registry.OVERVIEW,
     }
+
+
+def help_bindings() -> list[Binding]:
+    """The keys Help (F1) lists: the main screen's, and the tree's own that only it has."""
+    tree_own = [b for b in registry.TREE if b.id in ("tree-dead", "tree-collapse")]
+    return [*binding_groups()["the main screen"], *tree_own]
 
 
 def _key_names() -> set[str]:

@@ -42,6 +42,8 @@ class NewsHost(AppHost, Protocol):
 
     def _toast_news(self, text: str) -> None: ...
 
+    def _notice_desktop(self, text: str) -> None: ...
+
     def _unnotify(self, notification: Notification, refresh: bool = True) -> None: ...
 
     def _refresh_notifications(self) -> None: ...
@@ -50,15 +52,18 @@ class NewsHost(AppHost, Protocol):
 class NewsToasts:
     def _tell_news(self: NewsHost, notice: Notice, session: Session) -> None:
         """A turn ended or failed, or mail came, for an agent no pane shows: a toast, the
-        tree's badge until a pane shows it, and the bell if the config asks for it."""
+        tree's badge until a pane shows it, the bell if the config asks for it, and a
+        desktop notification with its `notify` (tui/attention.py)."""
         shown = {pane.agent_id for pane in self.panes.all()}
         for agent_id, words in news_of(notice, session.tree):
             if agent_id in shown:
                 continue
             self.unseen.add(agent_id, words)
-            self._toast_news(f"{sanitize(session.tree.label(agent_id))} {words}")
+            text = f"{sanitize(session.tree.label(agent_id))} {words}"
+            self._toast_news(text)
             if self.config.bell:
                 self.bell()
+            self._notice_desktop(text)
             self.schedule_refresh()
 
     def _toast_news(self: NewsHost, text: str) -> None:

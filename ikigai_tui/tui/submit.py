@@ -33,6 +33,7 @@ from ikigai_tui.core.notices import CompactingNotice, MatchingNotice, Notice
 from ikigai_tui.core.commands.proposals import REFUSE, Presentation, Proposal, Verdict
 from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.permissions import PermissionRequest
+from ikigai_tui.tui.agent_state import Doings
 from ikigai_tui.tui.asking import TurnQuestions
 
 FILTERS = ("forget", "remember", "compact")
@@ -124,10 +125,13 @@ class SubmitHost(Protocol):
 class SubmitController(TurnQuestions):
     """Enter and the reviews of one session's proposals, for one host."""
 
-    def __init__(self, host: SubmitHost, session: Session, screens: Screens) -> None:
+    def __init__(self, host: SubmitHost, session: Session, screens: Screens,
+                 doings: Doings | None = None) -> None:
         self.host = host
         self.session = session
         self.screens = screens
+        # What waits on the user, per agent (the tree's states, tui/agent_state.py).
+        self.doings = doings if doings is not None else Doings()
         # One permission modal at a time: the others wait here, in the order they asked.
         self._permission_turn = asyncio.Lock()
         self._permission_waiting = 0
@@ -201,8 +205,15 @@ class SubmitController(TurnQuestions):
         if factory is None:  # no dialog for it: refuse, say why
             self._answer(pending, REFUSE)
             return
-        dialog = factory(proposal, self.session, pending.context.agent.id)
-        self.host.push_screen(dialog.screen, lambda result: self._answer(pending, dialog.verdict(result)))
+        agent_id = pending.context.agent.id
+        dialog = factory(proposal, self.session, agent_id)
+        self.doings.waiting(self.doings.reviews, agent_id, 1)  # the agent needs the user
+
+        def answered(result: Any) -> None:
+            self.doings.waiting(self.doings.reviews, agent_id, -1)
+            self._answer(pending, dialog.verdict(result))
+
+        self.host.push_screen(dialog.screen, answered)
 
     async def ask(self, proposal: Proposal, agent_id: str = "") -> Verdict:
         """A reviewer the core awaits (memory_writes = "ask": from inside a turn): the
@@ -297,6 +308,7 @@ class SubmitController(TurnQuestions):
         finally:
             with contextlib.suppress(ValueError):
                 session.unsubscribe(on_notice)
+            self.doings.matched(agent_id)
             if shown:
                 shown[0].finish()
         return None

@@ -18,6 +18,7 @@ from ikigai_tui.tui.safe_text import sanitize
 
 if TYPE_CHECKING:
     from ikigai_tui.core.agents import AgentRuntime
+    from ikigai_tui.tui.agent_state import AgentState
     from ikigai_tui.core.usage.ledger import UsageTotals
     from ikigai_tui.core.tokens.window import Window
 
@@ -36,6 +37,9 @@ class AgentRow(NamedTuple):
     budget: int = 0  # ... the window's budget (0: no window)
     spent: str = ""  # tokens in and out so far, and their cost when known
     new: bool = False  # news the user has not seen yet (tui/unseen.py)
+    state: AgentState | None = None  # its one state (tui/agent_state.py): words after the name
+    under: int = 0  # agents hidden under it (its subtree collapsed)
+    under_needs: bool = False  # ... and whether any of them needs the user
 
 
 def spent_text(totals: UsageTotals | None) -> str:
@@ -49,14 +53,15 @@ def spent_text(totals: UsageTotals | None) -> str:
 
 
 def agent_row(agent: AgentRuntime, label: str, window: Window | None,
-              totals: UsageTotals | None = None, new: bool = False) -> AgentRow:
+              totals: UsageTotals | None = None, new: bool = False,
+              state: AgentState | None = None) -> AgentRow:
     """The row of an agent, with its usage once its window was measured."""
     spent = spent_text(totals)
     if window is None:
         return AgentRow(agent.id, label, agent.status, agent.unread, None, agent.parent_id,
-                        spent=spent, new=new)
+                        spent=spent, new=new, state=state)
     return AgentRow(agent.id, label, agent.status, agent.unread, window.percent,
-                    agent.parent_id, window.tokens, window.budget, spent, new)
+                    agent.parent_id, window.tokens, window.budget, spent, new, state)
 
 
 class TreeStyles(NamedTuple):
@@ -82,7 +87,7 @@ def _usage_style(percent: float, styles: TreeStyles) -> Style:
             "full": styles.critical}.get(state, styles.normal)
 
 
-NEW_BADGE = " new "
+BADGE_MOST = 14  # cells of a state's words at most (a tool's name can be long)
 MORE = " …"  # ends a row whose last fields did not fit
 
 
@@ -112,7 +117,10 @@ def _short_head(row: AgentRow, focused: bool, styles: TreeStyles, badge: Text,
     if name.endswith(")") and " (" in name and cell_len(name) + badge.cell_len > room:
         name = name[:name.rindex(" (")]
     if cell_len(name) + badge.cell_len > room:
-        badge = Text()  # the whole name before the badge
+        if row.state is not None and room - badge.cell_len >= min(MIN_NAME, cell_len(name)):
+            name = cut(name, room - badge.cell_len)  # a state's words before the name's end
+        else:
+            badge = Text()  # the whole name before the `new` badge
     text = _head(row, focused, styles, fit((name,), max(2, room)))
     text.append_text(badge)
     text.truncate(width, overflow="ellipsis")
@@ -129,10 +137,7 @@ class _Fields(NamedTuple):
 def _fields(row: AgentRow, focused: bool, styles: TreeStyles, budget: bool = True) -> _Fields:
     """`budget`: the fill over the window's budget ("1.9K/2K"), else the fill alone."""
     head = _head(row, focused, styles, _name(row))
-    badge = Text()
-    if row.new:
-        badge.append(" ")
-        badge.append(NEW_BADGE, style=styles.mail + Style(reverse=True))
+    badge = _badge(row, styles)
     rest: list[Text] = []
     spent: int | None = None
     measured = row.percent is not None and math.isfinite(row.percent)
@@ -148,6 +153,25 @@ def _fields(row: AgentRow, focused: bool, styles: TreeStyles, budget: bool = Tru
         window = f"/{format_tokens(row.budget)}" if row.budget > 0 and budget else ""
         rest.append(Text(f" · {format_tokens(row.tokens)}{window}", style=styles.fill))
     return _Fields(head, badge, rest, spent)
+
+
+def _badge(row: AgentRow, styles: TreeStyles) -> Text:
+    """After the name, kept whatever the width: the state's words (what needs the user in
+    reverse, what works in the working colour; the `new` badge of a row without a state),
+    then a collapsed subtree's count of agents, ``+3``, with ``!`` when one needs the user."""
+    badge = Text()
+    words = row.state.badge if row.state is not None else ("new" if row.new else "")
+    words = cut(sanitize(words).replace("\n", " "), BADGE_MOST) if words else ""
+    if words and (row.state is None or row.state.needs_you):
+        badge.append(" ")
+        badge.append(f" {words} ", style=styles.mail + Style(reverse=True))
+    elif words:
+        badge.append(f" {words}", style=styles.working)
+    if row.under:
+        badge.append(f" +{row.under}", style=styles.fill)
+        if row.under_needs:
+            badge.append("!", style=styles.mail + Style(reverse=True))
+    return badge
 
 
 def _joined(*parts: Text) -> Text:

@@ -24,7 +24,7 @@ from typing import Any
 from ikigai_tui.support.folders import make_private_folders
 
 __all__ = ["STATE_NAME", "state_path", "read_state", "write_state", "chosen_theme",
-           "start_theme", "ThemeKeeper", "PlaceKeeper"]
+           "start_theme", "ThemeKeeper", "PlaceKeeper", "AttentionKeeper"]
 
 STATE_NAME = "state.toml"
 PLACES_KEPT = 20  # databases whose place is kept (the most recently left)
@@ -185,7 +185,7 @@ class PlaceKeeper(_Keeper):
 
     def __init__(self, app, config) -> None:
         super().__init__(app, config)
-        self.db = config.db_shown if config.db_is_url else os.path.abspath(config.db)
+        self.db = _db_key(config)
         state = read_state(self.path)
         self.saved_width = _whole(state.get("tree_width"))
         place = state.get("places", {}).get(self.db) if isinstance(state.get("places"), dict) else None
@@ -221,6 +221,44 @@ class PlaceKeeper(_Keeper):
         places[self.db] = {"panes": list(panes), "active": active}
         self._write("The panes' place",
                     places=dict(list(places.items())[-PLACES_KEPT:]))
+
+
+class AttentionKeeper(_Keeper):
+    """Who needs you, across restarts: per database the news not seen yet (agent id ->
+    its words, tui/unseen.py: a finished turn, a failure, mail not looked at), and
+    whether the tree hides the dead agents (one choice for every database). Kept here,
+    not in the log: looking is the user's, not the agents' history."""
+
+    def __init__(self, app, config) -> None:
+        super().__init__(app, config)
+        self.db = _db_key(config)
+        state = read_state(self.path)
+        every = state.get("news")
+        mine = every.get(self.db) if isinstance(every, dict) else None
+        self.saved_news: dict[str, str] = ({k: v for k, v in mine.items() if isinstance(v, str)}
+                                           if isinstance(mine, dict) else {})
+        self.hide_dead = state.get("tree_hide_dead") is True
+
+    def keep_news(self, news: dict[str, str]) -> None:
+        if news == self.saved_news:
+            return
+        self.saved_news = dict(news)
+        every = read_state(self.path).get("news")
+        every = dict(every) if isinstance(every, dict) else {}
+        every.pop(self.db, None)  # to the end: the most recent
+        if news:
+            every[self.db] = dict(news)
+        self._write("The news not seen", news=dict(list(every.items())[-PLACES_KEPT:]) or None)
+
+    def keep_hide_dead(self, hidden: bool) -> None:
+        if hidden != self.hide_dead:
+            self.hide_dead = hidden
+            self._write("Hiding the dead agents", tree_hide_dead=hidden or None)
+
+
+def _db_key(config) -> str:
+    """The database as the state file names it."""
+    return config.db_shown if config.db_is_url else os.path.abspath(config.db)
 
 
 def _whole(value: Any) -> int | None:

@@ -9,7 +9,7 @@ asks it for its badges, the panes' changes clear it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal
 
 from ikigai_tui.core.notices import EventsCommitted, Notice, TurnFinished
@@ -27,14 +27,25 @@ FAILED = "failed"  # how the words of a failure begin
 class Unseen:
     """The agents with news the user has not seen, and the latest of it, in words."""
 
-    def __init__(self) -> None:
-        self.news: dict[str, str] = {}
+    def __init__(self, news: dict[str, str] | None = None,
+                 kept: Callable[[dict[str, str]], None] = lambda news: None) -> None:
+        self.news: dict[str, str] = news if news is not None else {}
+        self.kept = kept  # told the news after each change (kept across restarts)
 
     def __contains__(self, agent_id: object) -> bool:
         return agent_id in self.news
 
     def add(self, agent_id: str, words: str) -> None:
         self.news[agent_id] = words
+        self.kept(self.news)
+
+    def keep_only(self, exists: Callable[[str], bool]) -> None:
+        """Drop the news of agents that no longer exist."""
+        gone = [agent_id for agent_id in self.news if not exists(agent_id)]
+        for agent_id in gone:
+            del self.news[agent_id]
+        if gone:
+            self.kept(self.news)
 
     def headline(self) -> str:
         """The news toast's title when several agents have news: how many (one toast
@@ -53,6 +64,8 @@ class Unseen:
         gone = [a for a in agent_ids if a in self.news]
         for agent_id in gone:
             del self.news[agent_id]
+        if gone:
+            self.kept(self.news)
         return bool(gone)
 
 

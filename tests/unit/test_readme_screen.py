@@ -29,7 +29,7 @@ def test_the_example_config_loads_with_its_theme_and_keymap(tmp_path):
     path.write_text(_block("docs/configuration.md", "# Configuration", "```toml"), encoding="utf-8")
     config = load_config(config_path=str(path), env={})
     assert config.theme == "nord"
-    assert check_keymap(config) == {"editor": "f6", "send": "ctrl+s"}
+    assert check_keymap(config) == {"editor": "alt+e", "send": "ctrl+s"}
 
 
 def _keys_table(header: str = "| key | action |") -> list[tuple[str, str]]:

@@ -164,6 +164,12 @@ SAYS = {
     "split": "Show another agent beside (the new pane is active)",
     "next-pane": "The next pane",
     "tools": "Expand or collapse tool calls and folded long entries",
+    "next-needing": "Focus the next agent that needs you (a finished turn or mail not "
+                    "seen, a failure, a permission question, a preview waiting)",
+    "overview": "The agent overview: every agent's state, last line, age, tokens and "
+                "cost, who needs you first (Enter focuses one)",
+    "tree-dead": "In the agent tree: hide or show the dead agents (kept)",
+    "tree-collapse": "In the agent tree: collapse or expand the subtree under the cursor",
 }
 # Help's order: the input's keys and the palette first, then the app's in their order.
 FIRST = ("send", "newline", "(unbound)", "stop-reply", "command-palette", "help")

@@ -11,7 +11,12 @@ and the row ends with ``…`` (never cut in the middle of a number); the tree ne
 scrolls sideways. An agent with news the user has not seen (a turn ended, failed, mail)
 carries a ``new`` badge right after its name, kept whatever the width.
 
-Each node's data is the agent id. The focused agent is bold with a ``▶`` marker and
+A key (tree-dead, `d`) hides the dead agents whose subtrees hold no living one (a line at
+the end says how many are hidden); another (tree-collapse, Space) collapses the subtree
+under the cursor, its row then saying how many agents it holds (``+3``, with ``!`` when
+one of them needs the user) -- see tui/agent_state.py for the states the rows say.
+
+Each node's data is the agent id (None for the line of hidden dead agents). The focused agent is bold with a ``▶`` marker and
 the cursor is moved to it when the focus changes; dead agents are dimmed. Enter or a
 click on a node posts `AgentTreeView.Selected`. `refresh_agents` updates labels in place
 while the set of agents (and their parents) is unchanged, and rebuilds otherwise.
@@ -35,7 +40,47 @@ from ikigai_tui.tui.tree_rows import (  # noqa: F401 (the rows' names, as import
 )
 from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 
-__all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label", "agent_row"]
+__all__ = ["STATUS_GLYPHS", "AgentRow", "AgentTreeView", "agent_label", "agent_row", "shown_rows"]
+
+OWN_ACTIONS = ("toggle_dead", "toggle_subtree")
+HIDDEN_LINE = "#dead-hidden"  # the shape's entry of the line saying how many dead are hidden
+
+
+def shown_rows(rows: list[AgentRow], hide_dead: bool,
+               collapsed: set[str]) -> tuple[list[AgentRow], int]:
+    """The rows shown (parents before children, as `rows` are) and how many dead agents
+    are hidden: with `hide_dead`, a dead agent with no living one under it; under a
+    `collapsed` agent, everything (its row counts them and says whether one needs you)."""
+    living_under: set[str] = set()
+    for row in reversed(rows):  # children come after their parents
+        if row.parent_id is not None and (row.status != "dead" or row.id in living_under):
+            living_under.add(row.parent_id)
+    hidden: set[str] = set()
+    under: dict[str, list[AgentRow]] = {}
+    owner: dict[str, str] = {}  # a hidden agent -> the collapsed row that holds it
+    dead = 0
+    for row in rows:
+        parent = row.parent_id
+        if parent is not None and (parent in collapsed and parent not in hidden or parent in owner):
+            holder = owner.get(parent, parent)
+            owner[row.id] = holder
+            under.setdefault(holder, []).append(row)
+        elif hide_dead and row.status == "dead" and row.id not in living_under:
+            hidden.add(row.id)
+            dead += 1
+        elif parent in hidden:  # under a hidden dead one: dead too
+            hidden.add(row.id)
+            dead += 1
+    shown = []
+    for row in rows:
+        if row.id in hidden or row.id in owner:
+            continue
+        held = under.get(row.id, [])
+        if held:
+            row = row._replace(under=len(held), under_needs=any(
+                r.state is not None and r.state.needs_you for r in held))
+        shown.append(row)
+    return shown, dead
 
 
 def _colour_of(widget: Tree, component: str) -> Style:
@@ -75,11 +120,19 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
             self.done = done
             super().__init__()
 
+    class DeadToggled(Message):
+        """Dead agents hidden or shown again (the app keeps the choice)."""
+
+        def __init__(self, hidden: bool) -> None:
+            self.hidden = hidden
+            super().__init__()
+
     def __init__(
         self,
         *,
         id: str | None = None,
         classes: str | None = None,
+        hide_dead: bool = False,
     ) -> None:
         super().__init__(Text("agents"), id=id, classes=classes)
         self.set_reactive(Tree.show_root, False)
@@ -90,10 +143,14 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
         self._label_keys: dict[str, tuple] = {}
         self._focused: str | None = None
         self._rows: list[AgentRow] = []
+        self._every: list[AgentRow] = []  # every agent's row, hidden ones too
         self._row_of: dict[str, AgentRow] = {}
         self._focus_shown: str | None = None  # the focused agent the labels say
         self._styles: TreeStyles | None = None  # read from the theme at the first label
         self._dragging = False
+        self.hide_dead = hide_dead  # dead agents (with no living one under them) not shown
+        self.collapsed: set[str] = set()  # agents whose subtrees are not shown
+        self.hidden_dead = 0  # how many dead agents are not shown
 
     @property
     def styles_of_labels(self) -> TreeStyles:
@@ -150,16 +207,20 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
     @property
     def agent_ids(self) -> list[str]:
         """Ids of the agents shown, in display order."""
-        return [agent_id for agent_id, _ in self._shape]
+        return [agent_id for agent_id, _ in self._shape if agent_id != HIDDEN_LINE]
 
     def node_for(self, agent_id: str) -> TreeNode[str] | None:
         return self._agent_nodes.get(agent_id)
 
-    def refresh_agents(self, rows: list[AgentRow], focused: str) -> None:
+    def refresh_agents(self, every: list[AgentRow], focused: str) -> None:
+        """Show `every` agent's row (parents first), but the dead hidden and what the
+        collapsed rows hold."""
+        self._every = every
+        rows, self.hidden_dead = shown_rows(every, self.hide_dead, self.collapsed)
         self._rows = rows
         self._row_of = {row.id: row for row in rows}
         self._focus_shown = focused
-        shape = [(row.id, row.parent_id) for row in rows]
+        shape = [(row.id, row.parent_id) for row in rows] + self._hidden_shape()
         if shape != self._shape:
             self._rebuild(rows, focused)
         else:
@@ -189,8 +250,50 @@ class AgentTreeView(OneStylePerFrame, Tree[str]):
             )
             self._agent_nodes[row.id] = node
             self._label_keys[row.id] = (row, row.id == focused)
-        self._shape = [(row.id, row.parent_id) for row in rows]
+        self._shape = [(row.id, row.parent_id) for row in rows] + self._hidden_shape()
+        if self.hidden_dead:
+            self.root.add_leaf(Text(f"({self.hidden_dead} dead hidden)", style="dim"))
         self._focused = None  # place the cursor again
+
+    def _hidden_shape(self) -> list[tuple[str, str | None]]:
+        return [(HIDDEN_LINE, str(self.hidden_dead))] if self.hidden_dead else []
+
+    # -- hiding the dead, collapsing subtrees -------------------------------------
+
+    def action_toggle_dead(self) -> None:
+        self.hide_dead = not self.hide_dead
+        self.post_message(self.DeadToggled(self.hide_dead))
+        self._reshow()
+
+    def action_toggle_subtree(self) -> None:
+        node = self.cursor_node
+        if node is None or node.data is None:
+            return
+        agent_id = node.data
+        if agent_id in self.collapsed:
+            self.collapsed.discard(agent_id)
+        elif any(row.parent_id == agent_id for row in self._every):
+            self.collapsed.add(agent_id)
+        else:
+            return  # nothing under it
+        self._focused = None
+        self.refresh_agents(self._every, self._focus_shown or "")
+        moved = self._agent_nodes.get(agent_id)
+        if moved is not None:
+            self.move_cursor(moved)
+
+    async def on_key(self, event: events.Key) -> None:
+        """The tree's own letter keys (`d`, or what the keymap moved them to) are the
+        tree's: the app sends a letter typed outside the input to the input otherwise."""
+        active = self.screen.active_bindings.get(event.key)
+        if active is not None and active.node is self and active.binding.action in OWN_ACTIONS:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(active.binding.action)
+
+    def _reshow(self) -> None:
+        if self._every:
+            self.refresh_agents(self._every, self._focus_shown or "")
 
     # -- dragging the right edge (its border) -------------------------------------
 
