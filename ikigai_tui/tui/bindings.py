@@ -16,7 +16,7 @@ from textual.binding import Binding
 
 from ikigai_tui.tui.keys import key_name
 
-__all__ = ["APP", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST", "MESSAGE_VIEW",
+__all__ = ["APP", "CURSOR", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST", "MESSAGE_VIEW",
            "MATCHING", "CONFIRM", "COMPACT_PREVIEW", "MEMORY_DIFF", "MEMORY_FILES",
            "MEMORY_FILE", "PERMISSION", "OWNERS", "command_palette"]
 
@@ -57,6 +57,28 @@ APP: list[Binding] = [
             id="page-down"),
     Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True, id="top"),
     Binding("ctrl+end", "scroll('end')", "Bottom", show=False, priority=True, id="bottom"),
+    # The cursor mode (issue 27 item 4: act on any message; tui/cursor_actions.py).
+    Binding("f7", "cursor_mode", "Cursor mode: select an entry and act on it", show=False,
+            priority=True, id="cursor-mode"),
+]
+
+# Inside the cursor mode of a scrollback (tui/widgets/cursor.py reads the keys; PageUp
+# and PageDown are the app's, moved to the cursor while the mode is on).
+CURSOR: list[Binding] = [
+    Binding("up", "cursor_up", "Previous entry", id="cursor-up"),
+    Binding("down", "cursor_down", "Next entry", id="cursor-down"),
+    Binding("home", "cursor_home", "First entry", id="cursor-home"),
+    Binding("end", "cursor_end", "Last entry", id="cursor-end"),
+    Binding("f", "cursor_fork", "Fork from here (/fork --at ID)", id="cursor-fork"),
+    Binding("m", "cursor_mark", "Mark here (/mark NAME --at ID)", id="cursor-mark"),
+    Binding("d", "cursor_forget", "Forget it with its exchange (/forget --preview --ids)",
+            id="cursor-forget"),
+    Binding("p", "cursor_pin", "Pin its text (/pin)", id="cursor-pin"),
+    Binding("c", "cursor_copy", "Copy it as Markdown", id="cursor-copy"),
+    Binding("v", "cursor_view", "Show it whole", id="cursor-view"),
+    Binding("r", "cursor_restore", "Restore it (/restore ID)", id="cursor-restore"),
+    Binding("enter", "cursor_menu", "The actions menu", id="cursor-menu"),
+    Binding("escape", "cursor_leave", "Leave the cursor mode", id="cursor-leave"),
 ]
 
 # The input's (PromptInput): shown in the footer; the keys themselves are handled in its

@@ -46,6 +46,7 @@ def binding_groups() -> dict[str, list[Binding]]:
         "the message view": registry.MESSAGE_VIEW,
         "the matching dialog": registry.MATCHING,
         "the agent tree": registry.TREE,
+        "the cursor mode": registry.CURSOR,
     }
 
 
