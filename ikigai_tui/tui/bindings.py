@@ -16,7 +16,7 @@ from textual.binding import Binding
 
 from ikigai_tui.tui.keys import key_name
 
-__all__ = ["APP", "CURSOR", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST", "MESSAGE_VIEW",
+__all__ = ["APP", "CURSOR", "CURSOR_MENU", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST", "MESSAGE_VIEW",
            "MATCHING", "CONFIRM", "COMPACT_PREVIEW", "MEMORY_DIFF", "MEMORY_FILES",
            "MEMORY_FILE", "PERMISSION", "OWNERS", "command_palette"]
 
@@ -58,8 +58,7 @@ APP: list[Binding] = [
     Binding("ctrl+home", "scroll('home')", "Top", show=False, priority=True, id="top"),
     Binding("ctrl+end", "scroll('end')", "Bottom", show=False, priority=True, id="bottom"),
     # The cursor mode (issue 27 item 4: act on any message; tui/cursor_actions.py).
-    Binding("f7", "cursor_mode", "Cursor mode: select an entry and act on it", show=False,
-            priority=True, id="cursor-mode"),
+    Binding("f7", "cursor_mode", "Cursor mode", show=False, priority=True, id="cursor-mode"),
 ]
 
 # Inside the cursor mode of a scrollback (tui/widgets/cursor.py reads the keys; PageUp
@@ -87,6 +86,9 @@ INPUT: list[Binding] = [
     Binding("enter", "submit", "Send", id="send"),
     Binding("ctrl+j", "newline", "New line", id="newline"),
 ]
+
+# The cursor mode's action menu (tui/screens/cursor_menu.py; its letters are CURSOR's).
+CURSOR_MENU: list[Binding] = [Binding("escape", "dismiss_none", "Close", id="cursor-menu-close")]
 
 # The agent tree's (AgentTreeView). The footer says what the keys do there: Enter focuses
 # the agent under the cursor, and Esc (the app's stop-reply key, which from the tree goes
@@ -167,6 +169,7 @@ OWNERS: dict[str, list[Binding]] = {
     "preview list": PREVIEW_LIST, "message view": MESSAGE_VIEW, "matching": MATCHING,
     "confirm": CONFIRM, "compact preview": COMPACT_PREVIEW, "memory diff": MEMORY_DIFF,
     "memory files": MEMORY_FILES, "memory file": MEMORY_FILE, "permission": PERMISSION,
+    "cursor mode": CURSOR, "cursor menu": CURSOR_MENU,
 }
 
 

@@ -42,7 +42,7 @@ async def test_f7_selects_the_last_entry_arrows_move_and_esc_leaves(bench):
         scrollback = await _enter(pilot, app)
         keys = [m[0] for m in await app.session.messages(root)]
         assert scrollback.cursor == keys[-1]
-        assert scrollback.bar_text().startswith(f" #{keys[-1]} · assistant · in the context")
+        assert scrollback.bar_text().startswith(f" #{keys[-1]} assistant · in context")
         await pilot.press("up", "up")
         await calm(pilot)
         assert scrollback.cursor == keys[-3]
@@ -135,10 +135,33 @@ async def test_restore_brings_back_an_entry_out_of_the_context(bench):
         await pilot.press("home")
         await calm(pilot)
         assert scrollback.cursor == keys[0]
-        assert "out of the context" in scrollback.bar_text() and "r restore" in scrollback.bar_text()
+        assert "out of context" in scrollback.bar_text() and "r restore" in scrollback.bar_text()
         await pilot.press("f")  # does not apply out of the context: nothing forked
         await calm(pilot)
         assert len(app.session.tree) == 1
         await pilot.press("r")
         await calm(pilot)
         assert [m[0] for m in await app.session.messages(root)] == [keys[0], *keys[2:]]
+
+
+async def test_moving_up_past_the_first_entry_loaded_reads_the_older_page(bench):
+    root = await _started(bench, talks=30)  # 60 entries: more than a page
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        keys = [m[0] for m in await app.session.messages(root)]
+        scrollback = await _enter(pilot, app)
+        first_loaded = scrollback.items[0].key
+        assert first_loaded > keys[0]  # the oldest page is not loaded yet
+        seen = []
+        for _ in range(8):
+            await pilot.press("pageup")
+            await calm(pilot)
+            seen.append(scrollback.cursor)
+        assert seen == sorted(seen, reverse=True) and scrollback.cursor == keys[0]
+        await pilot.press("up")  # at the very first entry: stays
+        await calm(pilot)
+        assert scrollback.cursor == keys[0]
+        await pilot.press("down")
+        await calm(pilot)
+        assert scrollback.cursor == keys[1]

@@ -4,12 +4,12 @@ that do not apply to the entry shown disabled; dismisses with the action chosen,
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from ikigai_tui.tui.bindings import CURSOR_MENU
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.widgets.cursor import ACTIONS
 
@@ -20,10 +20,11 @@ WORDS = {"fork": "fork from here", "mark": "mark here", "forget": "forget it wit
 
 class CursorMenu(ModalScreen[str | None]):
     CSS_PATH = stylesheet("screens.tcss")
-    BINDINGS = [Binding("escape", "dismiss_none", "Close", show=False)]
+    BINDINGS = CURSOR_MENU
     DEFAULT_CSS = """
     CursorMenu { align: center middle; }
     CursorMenu > Vertical { width: 46; height: auto; border: round $accent; }
+    CursorMenu OptionList { border: none; }
     """
 
     def __init__(self, title: str, allowed: list[str]) -> None:

@@ -198,11 +198,11 @@ class CursorLines:
         item = self.cursor_item()
         if item is None:
             return ""
-        where = "in the context" if self.in_context(item) else (
-            "a command" if item.kind == "command" else "out of the context")
-        keys = " · ".join(f"{key} {label}" for what, key, label in ACTIONS
-                          if what in applicable(self, item))
-        return f" #{item.key} · {item.kind} · {where} · {keys} · Enter more · Esc leave"
+        where = "in context" if self.in_context(item) else (
+            "command line" if item.kind == "command" else "out of context")
+        keys = "  ".join(f"{key} {label}" for what, key, label in ACTIONS
+                         if what in applicable(self, item))
+        return f" #{item.key} {item.kind} · {where} · {keys} · Enter more · Esc leave"
 
 
 def applicable(scrollback: CursorLines, item: Item) -> list[str]:
