@@ -5,6 +5,8 @@ restore it when it is out of the context; Esc leaves."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from ikigai_tui.tui.screens.cursor_menu import CursorMenu
 from ikigai_tui.tui.screens.message_view import MessageScreen
 from ikigai_tui.tui.screens.preview import PreviewScreen
@@ -60,13 +62,21 @@ async def test_f7_selects_the_last_entry_arrows_move_and_esc_leaves(bench):
         assert app.focused is app.prompt_input
 
 
-async def test_fork_mark_and_pin_keys_write_what_the_typed_commands_write(bench):
-    root = await _started(bench)
+@asynccontextmanager
+async def _in_mode(bench, talks: int = 3):
+    """The app on `talks` exchanges, in the cursor mode: (pilot, root, the context's ids)."""
+    root = await _started(bench, talks)
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         keys = [m[0] for m in await app.session.messages(root)]
         await _enter(pilot, app)
+        yield pilot, root, keys
+
+
+async def test_fork_mark_and_pin_keys_write_what_the_typed_commands_write(bench):
+    async with _in_mode(bench) as (pilot, root, keys):
+        app = pilot.app
         await pilot.press("up", "up", "f")
         await calm(pilot)
         child = next(a for a in app.session.tree if a.id != root)
@@ -85,12 +95,8 @@ async def test_fork_mark_and_pin_keys_write_what_the_typed_commands_write(bench)
 
 
 async def test_forget_previews_exactly_the_exchange(bench):
-    root = await _started(bench)
-    app = bench.app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        keys = [m[0] for m in await app.session.messages(root)]
-        await _enter(pilot, app)
+    async with _in_mode(bench) as (pilot, _root, keys):
+        app = pilot.app
         await pilot.press("up", "d")  # the user message of the last exchange
         await calm(pilot)
         assert isinstance(app.screen, PreviewScreen)
