@@ -110,6 +110,8 @@ def _compact(payload: Payload) -> str:
 
 def _fork(payload: Payload) -> str:
     at = f" at mark {payload['mark']}" if payload.get("mark") else ""
+    if payload.get("at_event") is not None:
+        at += f" up to #{payload['at_event']}"
     if "child" in payload:
         return f"forked child {payload['child']}{at}"
     return f"forked from {payload.get('parent', '?')} (its event #{payload.get('parent_event', '?')}){at}"
@@ -141,7 +143,8 @@ WORDS: dict[str, Callable[[Payload], str]] = {
     "memory": lambda p: memory_words(dict(p)),
     "pruned_summary": lambda p: f"{pruned_words(p)}: {' '.join(str(p.get('summary', '')).split())}",
     "clear": lambda p: "context cleared",
-    "mark": lambda p: f"mark {p['name']}" if p.get("name") else "checkpoint",
+    "mark": lambda p: (f"mark {p['name']}" if p.get("name") else "checkpoint")
+    + (f" at #{p['entry']}" if p.get("entry") is not None else ""),
     "rewind": lambda p: (f"rewound to {p['mark']}" if p.get("mark") else "rewound to the checkpoint")
     + (f" (#{p['mark_event']})" if p.get("mark_event") else ""),
     "compact": _compact,

@@ -66,7 +66,8 @@ class Replays:
         payload = event.payload
         if event.kind == "fork" and "child" in payload and agent.replayer is not None:
             # The child inherits the parent's context exactly as of this event.
-            self._inherit[payload["child"]] = agent.replayer.snapshot(payload.get("mark_event"))
+            self._inherit[payload["child"]] = agent.replayer.snapshot(
+                payload.get("mark_event"), payload.get("at_event"))
         if event.kind == "fork" and "parent" in payload and agent.replayer is None:
             base = self._inherit.pop(event.agent_id, None)
             if base is not None:
@@ -118,8 +119,9 @@ class Replays:
                 rows = await self._rows_upto(agent, (fork_at or 0) + 1)
                 fork_row = rows[-1] if rows and rows[-1][1] == "fork" else None
                 replayer = await _replay(rows, base)
-                mark_event = fork_row[2].get("mark_event") if fork_row else None
-                base = self._bases[chain[i + 1].id] = replayer.snapshot(after_mark=mark_event)
+                fork = fork_row[2] if fork_row else {}
+                base = self._bases[chain[i + 1].id] = replayer.snapshot(
+                    fork.get("mark_event"), fork.get("at_event"))
             else:
                 rows = await self.store.agent_outline(agent.id)
                 return await _replay(rows, base)

@@ -16,9 +16,10 @@ from textual.binding import Binding
 
 from ikigai_tui.tui.keys import key_name
 
-__all__ = ["APP", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST", "MESSAGE_VIEW",
-           "MATCHING", "CONFIRM", "COMPACT_PREVIEW", "MEMORY_DIFF", "MEMORY_FILES",
-           "MEMORY_FILE", "PERMISSION", "OVERVIEW", "OWNERS", "command_palette"]
+__all__ = ["APP", "CURSOR", "CURSOR_MENU", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST",
+           "MESSAGE_VIEW", "MATCHING", "CONFIRM", "COMPACT_PREVIEW", "MEMORY_DIFF",
+           "MEMORY_FILES", "MEMORY_FILE", "PERMISSION", "OVERVIEW", "HISTORY", "OWNERS",
+           "command_palette"]
 
 # The main screen's bindings (IkigaiApp's).
 APP: list[Binding] = [
@@ -61,6 +62,27 @@ APP: list[Binding] = [
     Binding("ctrl+n", "next_needing", "Next agent that needs you", show=False, priority=True,
             id="next-needing"),
     Binding("f6", "overview", "Agent overview", show=False, priority=True, id="overview"),
+    # The cursor mode (issue 27 item 4: act on any message; tui/cursor_actions.py).
+    Binding("f7", "cursor_mode", "Cursor mode", show=False, priority=True, id="cursor-mode"),
+]
+
+# Inside the cursor mode of a scrollback (tui/widgets/cursor.py reads the keys; PageUp
+# and PageDown are the app's, moved to the cursor while the mode is on).
+CURSOR: list[Binding] = [
+    Binding("up", "cursor_up", "Previous entry", id="cursor-up"),
+    Binding("down", "cursor_down", "Next entry", id="cursor-down"),
+    Binding("home", "cursor_home", "First entry", id="cursor-home"),
+    Binding("end", "cursor_end", "Last entry", id="cursor-end"),
+    Binding("f", "cursor_fork", "Fork from here (/fork --at ID)", id="cursor-fork"),
+    Binding("m", "cursor_mark", "Mark here (/mark NAME --at ID)", id="cursor-mark"),
+    Binding("d", "cursor_forget", "Forget it with its exchange (/forget --preview --ids)",
+            id="cursor-forget"),
+    Binding("p", "cursor_pin", "Pin its text (/pin)", id="cursor-pin"),
+    Binding("c", "cursor_copy", "Copy it as Markdown", id="cursor-copy"),
+    Binding("v", "cursor_view", "Show it whole", id="cursor-view"),
+    Binding("r", "cursor_restore", "Restore it (/restore ID)", id="cursor-restore"),
+    Binding("enter", "cursor_menu", "The actions menu", id="cursor-menu"),
+    Binding("escape", "cursor_leave", "Leave the cursor mode", id="cursor-leave"),
 ]
 
 # The input's (PromptInput): shown in the footer; the keys themselves are handled in its
@@ -69,6 +91,9 @@ INPUT: list[Binding] = [
     Binding("enter", "submit", "Send", id="send"),
     Binding("ctrl+j", "newline", "New line", id="newline"),
 ]
+
+# The cursor mode's action menu (tui/screens/cursor_menu.py; its letters are CURSOR's).
+CURSOR_MENU: list[Binding] = [Binding("escape", "dismiss_none", "Close", id="cursor-menu-close")]
 
 # The agent tree's (AgentTreeView). The footer says what the keys do there: Enter focuses
 # the agent under the cursor, and Esc (the app's stop-reply key, which from the tree goes
@@ -162,7 +187,8 @@ OWNERS: dict[str, list[Binding]] = {
     "preview list": PREVIEW_LIST, "message view": MESSAGE_VIEW, "matching": MATCHING,
     "confirm": CONFIRM, "compact preview": COMPACT_PREVIEW, "memory diff": MEMORY_DIFF,
     "memory files": MEMORY_FILES, "memory file": MEMORY_FILE, "permission": PERMISSION,
-    "overview": OVERVIEW,
+    "overview": OVERVIEW, "history": HISTORY,
+    "cursor mode": CURSOR, "cursor menu": CURSOR_MENU,
 }
 
 

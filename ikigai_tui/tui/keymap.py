@@ -47,6 +47,7 @@ def binding_groups() -> dict[str, list[Binding]]:
         "the matching dialog": registry.MATCHING,
         "the agent tree": registry.TREE,
         "the agent overview": registry.OVERVIEW,
+        "the cursor mode": registry.CURSOR,
     }
 
 

@@ -53,8 +53,10 @@ _RESTORE_DETAILS = (
 REGISTRY = Registry([
     CommandSpec("clear", "/clear [MARK]", "Empty the context, or rewind to MARK.",
                 _lazy("context", "clear"), llm=True, deferred=True),
-    CommandSpec("mark", "/mark [NAME]", "Create a checkpoint (re-using a name moves it).",
-                _lazy("context", "mark"), llm=True),
+    CommandSpec("mark", "/mark [NAME] [--at ID]", "Create a checkpoint (re-using a name moves it).",
+                _lazy("context", "mark"), llm=True,
+                details="With --at ID the mark is at that earlier entry of the context: a "
+                        "later /rewind to it keeps up to and including ID."),
     CommandSpec("rewind", "/rewind [MARK]", "Rewind to MARK (default: the latest valid mark).",
                 _lazy("context", "rewind"), llm=True, deferred=True),
     CommandSpec("marks", "/marks", "List the valid marks with their positions.",
@@ -101,10 +103,12 @@ REGISTRY = Registry([
     CommandSpec("restore", "/restore [--dry-run] [--preview] IDS",
                 "Bring messages of this agent or its ancestors back into the context.",
                 _lazy("restore", "restore"), deferred=True, details=_RESTORE_DETAILS),
-    CommandSpec("fork", "/fork [MARK] [--model M] [--name N] [PROMPT]",
+    CommandSpec("fork", "/fork [MARK] [--at ID] [--model M] [--name N] [PROMPT]",
                 "Create a child agent with this context (or only what follows MARK).",
                 _lazy("agents", "fork"), llm=True,
-                details="With PROMPT the child starts working at once."),
+                details="With PROMPT the child starts working at once. With --at ID the child "
+                        "gets the context up to and including the entry ID (a tool call "
+                        "with its result)."),
     CommandSpec("send", "/send AGENT MESSAGE", "Put a message in another agent's inbox.",
                 _lazy("agents", "send"), llm=True,
                 details="The LLM may send only to its own descendants and its ancestors."),

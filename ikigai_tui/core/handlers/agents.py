@@ -14,6 +14,7 @@ from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult, is_mark_name
 from ikigai_tui.core.events import AgentRecord, EventRef
 from ikigai_tui.core.replay.replayer import Mark
+from ikigai_tui.core.handlers.entry_ref import context_entry
 
 _AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,31}$")
 
@@ -25,7 +26,7 @@ def _fork_options(c: CommandContext, opts: dict[str, str]) -> bool:
         if token == "--":
             return True
         key, eq, value = token[2:].partition("=")
-        if key not in ("model", "name"):
+        if key not in ("model", "name", "at"):
             raise UsageError(f"unknown option '--{key}'")
         if key in opts:
             raise UsageError(f"--{key} given twice")
@@ -62,13 +63,16 @@ async def fork(c: CommandContext) -> CommandResult:
     name = opts.get("name")
     if name is not None:
         _check_agent_name(c.tree, name)
+    at_event = _fork_at(c, opts.get("at"), mark)
     model = opts.get("model") or r.model or c.agent.model
     if "model" in opts:
         model = c.services.check_model(model)  # an alias or a bare name: its full name
     child_id = c.services.new_id()
     mark_event = mark.event_id if mark else None
     mark_name = mark.label if mark else None
-    parent_side = c.add("fork", {"child": child_id, "mark": mark_name, "mark_event": mark_event})
+    at = {"at_event": at_event} if at_event is not None else {}
+    parent_side = c.add("fork", {"child": child_id, "mark": mark_name, "mark_event": mark_event,
+                                 **at})
     c.batch.new_agents.append(AgentRecord(
         child_id, c.agent.id, name, model, "idle", 0.0, EventRef(parent_side),  # type: ignore[arg-type]
         c.services.budget_of(c.agent),
@@ -77,6 +81,7 @@ async def fork(c: CommandContext) -> CommandResult:
         "parent": c.agent.id, "parent_event": EventRef(parent_side), "mark": mark_name,
         "mark_event": mark_event, "model": model, "budget": c.services.budget_of(c.agent),
         "name": name,  # so that the agents rows can be rebuilt from the log
+        **at,
     }, agent_id=child_id)
     if prompt:
         c.add("user", {"content": prompt}, agent_id=child_id)
@@ -84,11 +89,23 @@ async def fork(c: CommandContext) -> CommandResult:
         # inherited unanswered (the parent's own turn is answering that one).
         c.after_commit.append(lambda: c.services.start_if_pending(child_id))
     suffix = f" (from {_mark_words(mark)})" if mark else ""
+    if at_event is not None:
+        suffix += f" (up to #{at_event})"
     return CommandResult([f"Forked. Child: {c.tree.short_id(child_id)}{suffix}"], data=child_id)
 
 
-_OPTION = re.compile(r"--(name|model)(=.*)?")
+_OPTION = re.compile(r"--(name|model|at)(=.*)?")
 _WORD = re.compile(r"[A-Za-z0-9_.:-]+")
+
+
+def _fork_at(c: CommandContext, word: str | None, mark: Mark | None) -> int | None:
+    """The entry of /fork --at ID: one of the context (after MARK when one is given)."""
+    if word is None:
+        return None
+    key = context_entry(c, word)
+    if mark is not None and c.replayer.ctx[key][0] <= mark.event_id:
+        raise CommandError(f"#{key} is not after mark {_mark_words(mark)}")
+    return key
 
 
 def _names_a_mark(c: CommandContext, first: str, *, leading: bool) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from ikigai_tui.core.handlers import settings
 from ikigai_tui.core.handlers.cwd import workspace_line
+from ikigai_tui.core.handlers.entry_ref import mark_at
 from ikigai_tui.core.commands.context import CommandContext
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
@@ -50,20 +51,26 @@ async def _change(c: CommandContext, change: tuple[str, dict, str],
 
 
 async def mark(c: CommandContext) -> CommandResult:
-    name = c.args.take()
+    name = None if c.args.peek_word() == "--at" else c.args.take()
+    at = mark_at(c)
     c.args.done()
     if name is None:
-        c.add("mark", {"name": None})
-        return CommandResult(["Checkpoint created."])
+        c.add("mark", {"name": None, **at})
+        return CommandResult(["Checkpoint created" + _at_words(at) + "."])
     check_mark_name(name)
     if name.startswith("#"):
         raise UsageError("mark names cannot start with '#'")
     old = c.replayer.find_mark(name)
-    c.add("mark", {"name": name})
+    c.add("mark", {"name": name, **at})
     if old is not None:
         moved = c.replayer.mark_position(old)
-        return CommandResult([f"Checkpoint '{name}' created (moved from position {moved})."])
-    return CommandResult([f"Checkpoint '{name}' created."])
+        return CommandResult([f"Checkpoint '{name}' created{_at_words(at)} (moved from position "
+                              f"{moved})."])
+    return CommandResult([f"Checkpoint '{name}' created{_at_words(at)}."])
+
+
+def _at_words(at: dict) -> str:
+    return f" at #{at['entry']}" if at else ""
 
 
 async def rewind(c: CommandContext) -> CommandResult:

@@ -199,9 +199,12 @@ class ReplayQueries:
                 return op
         return None
 
-    def snapshot(self, after_mark: int | None = None) -> Snapshot:
-        """The state a child inherits: whole, or only the messages after a mark."""
+    def snapshot(self, after_mark: int | None = None, upto: int | None = None) -> Snapshot:
+        """The state a child inherits: whole, or only the messages after a mark, and up
+        to and including the entry `upto` (/fork --at: see `cut_at`)."""
         entries = self.ctx.after(after_mark)  # the whole context, or what came after the mark
+        if upto is not None and upto in entries:
+            cut_at(entries, upto, self.result_of)
         present = set(entries)
         if after_mark is not None:
             # A mark set between a tool call and its result must not hand the child a
@@ -214,6 +217,31 @@ class ReplayQueries:
         return Snapshot(Entries(entries), self.system, tuple(self.pins), self.model, self.budget,
                         result_of, granted=(*self.base.granted, *self.granted),
                         cwd=self.cwd, cleared=frozenset(k for k in self.cleared if k in present))
+
+
+def cut_at(ctx: Context, key: int, result_of: dict[int, int]) -> None:
+    """Keep in `ctx` the entries up to and including `key` (in context order), and the
+    result of every tool call kept, even when it comes later: a call is never sent
+    without its result (a result never comes before its call)."""
+    seq = ctx[key][0]
+    results = [(r, ctx[r]) for c in ctx.keys_of_kind("tool_call")
+               if ctx[c][0] <= seq and (r := result_of.get(c)) in ctx and ctx[r][0] > seq]
+    ctx.cut_after(seq)
+    if results:
+        ctx.insert_sorted(sorted(results))
+
+
+def mark_seq(ctx: Context, key: int, result_of: dict[int, int]) -> int:
+    """The seq a mark placed at the context entry `key` (/mark --at) rewinds to: the
+    entry's own; a summary's last message; a tool call's result when it comes later (a
+    rewind there keeps the call with its result)."""
+    seq, kind, payload = ctx[key]
+    if kind == "summary":
+        return int(payload.get("max_seq", seq))
+    result = result_of.get(key) if kind == "tool_call" else None
+    if result in ctx and ctx[result][0] > seq:
+        return ctx[result][0]
+    return seq
 
 
 def removal_label(kind: str, payload: dict) -> str:

@@ -178,18 +178,16 @@ class Replayer(ReplayQueries):
         if name is not None:
             self.mark_names_seen.add(name)
         self.marks.pop(key, None)  # re-using a name moves the mark
-        self.marks[key] = Mark(name, row[0])
+        # A mark placed at an earlier entry (/mark --at) is at that entry's seq.
+        self.marks[key] = Mark(name, row[2].get("at", row[0]))
 
     def _on_rewind(self, row: EventRow) -> None:
         target = row[2]["mark_event"]
-        keys = list(self.marks)
-        for i, key in enumerate(keys):
-            if self.marks[key].event_id == target:
-                for later in keys[i + 1 :]:
-                    del self.marks[later]
-                break
-        else:
+        if not any(m.event_id == target for m in self.marks.values()):
             return  # the mark is not valid here: nothing to rewind to
+        # The marks past it go (by place: one set later may be at an earlier entry).
+        for key in [k for k, m in self.marks.items() if m.event_id > target]:
+            del self.marks[key]
         self._truncate_after(target, row[0])
 
     def _truncate_after(self, seq: int, by: int) -> None:
