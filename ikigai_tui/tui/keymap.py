@@ -46,6 +46,8 @@ def binding_groups() -> dict[str, list[Binding]]:
         "the message view": registry.MESSAGE_VIEW,
         "the matching dialog": registry.MATCHING,
         "the agent tree": registry.TREE,
+        "the /btw answer": registry.SIDE_ANSWER,
+        "the / menu": registry.COMMAND_MENU,
     }
 
 

@@ -154,6 +154,10 @@ class SubmitController:
                 host.run_worker(self._filter(agent_id, parsed), group="filter")
             elif name == "recall":
                 host.run_worker(self._recall(agent_id, parsed), group="filter")
+            elif name == "btw":  # its panel shows the answer as it streams (tui/side.py)
+                from ikigai_tui.tui.side import ask
+
+                host.run_worker(ask(host, session, agent_id, parsed), group="btw")
             else:
                 await host.show_end()
                 # Its output arrives as a logged event; a proposal waits for the preview.

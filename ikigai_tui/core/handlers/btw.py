@@ -56,4 +56,4 @@ async def btw(c: CommandContext) -> CommandResult:
     if usage is not None:
         c.add("usage", {"model": plan.model, "purpose": PURPOSE,
                         "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens})
-    return CommandResult([SIDE_ANSWER, *(answer.splitlines() or ["(no answer)"])])
+    return CommandResult([SIDE_ANSWER, *(answer.splitlines() or ["(no answer)"])], data=answer)
