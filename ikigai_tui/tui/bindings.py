@@ -152,6 +152,8 @@ COMMAND_MENU: list[Binding] = [
     Binding("up", "menu_up", "Previous command", show=False, id="menu-up"),
     Binding("down", "menu_down", "Next command", show=False, id="menu-down"),
     Binding("tab", "menu_complete", "Complete the command", show=False, id="menu-complete"),
+    Binding("enter", "menu_choose", "Complete the command, or run a whole one", show=False,
+            id="menu-choose"),
     Binding("escape", "menu_close", "Close the menu (the text stays)", show=False,
             id="menu-close"),
 ]
