@@ -30,7 +30,13 @@ from ikigai_tui.tui.bindings import COMMAND_MENU
 __all__ = ["CommandMenu", "MenuState", "matches", "menu_state", "needs_arguments",
            "takes_arguments"]
 
-ROWS = 8  # commands listed at once (the list scrolls to keep the chosen one in view)
+ROWS = 8  # commands listed at once at most (the list scrolls to keep the chosen in view)
+
+
+def rows_for(screen_height: int) -> int:
+    """Commands listed at once on a screen this tall: a quarter of it, 8 at most (at 24
+    lines, 6 and the "more" line, so the scrollback keeps most of the screen)."""
+    return max(2, min(ROWS, screen_height // 4))
 
 
 def takes_arguments(spec: CommandSpec) -> bool:
@@ -166,9 +172,10 @@ class CommandMenu(Widget):
         state = menu_state(text)
         if state.specs != self.state.specs:
             self.index = self._top = 0
+        rows = self._rows(self.state)
         self.state = state
         self.set_class(bool(state.specs) or state.hint is not None, "-open")
-        self.refresh(layout=True)
+        self.refresh(layout=self._rows(state) != rows)  # a new height: the input moves
 
     def close(self) -> None:
         self.active = False
@@ -184,18 +191,27 @@ class CommandMenu(Widget):
         self.index = (self.index + step) % len(specs)
         if self.index < self._top:
             self._top = self.index
-        elif self.index >= self._top + ROWS:
-            self._top = self.index - ROWS + 1
+        elif self.index >= self._top + self.rows:
+            self._top = self.index - self.rows + 1
         self.refresh()
 
     # ---- drawing ---------------------------------------------------------------------
+
+    @property
+    def rows(self) -> int:
+        return rows_for(self.app.size.height if self.is_attached else 40)
+
+    def _rows(self, state: MenuState) -> tuple:
+        if state.hint is not None:
+            return ("hint", state.hint.name)  # its usage wraps by its length
+        return ("list", min(len(state.specs), self.rows + 1))
 
     def render(self) -> Text:
         width = max(10, self.content_size.width)
         if self.state.hint is not None:
             return self._hint(self.state.hint, width)
         specs = self.state.specs
-        shown = specs[self._top:self._top + ROWS]
+        shown = specs[self._top:self._top + self.rows]
         name_w = max(len(s.name) for s in shown) + 1 if shown else 0
         muted = Style(dim=True)
         lines = []
