@@ -164,7 +164,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
         self.agent_tree = AgentTreeView(id="tree")
         self.gauge = ContextGauge(id="gauge")
         self.prompt_input = PromptInput(completer=self._complete, recall=self.take_back,
-                                        id="prompt")
+                                        id="prompt", menu=True)
         self.prompt_input.use_keymap(self.keymap)
         self.queued_line = QueuedLine(id="queued")
         yield self.status_line

@@ -1,26 +1,29 @@
-"""/btw on the full screen: its panel (screens/side_answer.py) opens at once and shows the
-answer as it streams (the core's SideDelta notices); the command runs as any other
-(core/handlers/btw.py), so the scrollback gets its record from the log. Esc while it
-streams stops the request: nothing is written."""
+"""/btw on the full screen: its panel (screens/side_answer.py, handed in as `panel`:
+this module imports no screen) opens at once and shows the answer as it streams (the
+core's SideDelta notices); the command runs as any other (core/handlers/btw.py), so the
+scrollback gets its record from the log. Esc while it streams stops the request:
+nothing is written."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.notices import Notice, SideDelta
-from ikigai_tui.tui.screens.side_answer import SideAnswerScreen
 
 if TYPE_CHECKING:
     from ikigai_tui.core.commands.parse import ParsedCommand
     from ikigai_tui.core.session import Session
 
 
-async def ask(host: Any, session: Session, agent_id: str, parsed: ParsedCommand) -> None:
-    agent = session.tree[agent_id]
-    screen = SideAnswerScreen(parsed.args.strip(), session.model_of(agent))
+async def ask(host: Any, session: Session, agent_id: str, parsed: ParsedCommand,
+              panel: Callable[[str, str], Any]) -> None:
+    """`panel(question, model)`: the screen to push; it has add(text), finish(answer,
+    error) and `done`."""
+    screen = panel(parsed.args.strip(), session.model_of(session.tree[agent_id]))
     task = asyncio.current_task()
 
     def closed(_: object) -> None:

@@ -75,6 +75,7 @@ class Screens:
     memory: Callable[[Any], Any]
     recall: Callable[[Session, str, str, CommandResult], Awaitable[Any | None]]
     permission: Callable[[PermissionRequest, int], Any] | None = None
+    side: Callable[[str, str], Any] | None = None  # /btw's panel: (question, model)
 
 
 class Outbox(Protocol):
@@ -154,10 +155,11 @@ class SubmitController:
                 host.run_worker(self._filter(agent_id, parsed), group="filter")
             elif name == "recall":
                 host.run_worker(self._recall(agent_id, parsed), group="filter")
-            elif name == "btw":  # its panel shows the answer as it streams (tui/side.py)
+            elif name == "btw" and self.screens.side is not None:  # its panel (tui/side.py)
                 from ikigai_tui.tui.side import ask
 
-                host.run_worker(ask(host, session, agent_id, parsed), group="btw")
+                host.run_worker(ask(host, session, agent_id, parsed, self.screens.side),
+                                group="btw")
             else:
                 await host.show_end()
                 # Its output arrives as a logged event; a proposal waits for the preview.

@@ -5,8 +5,9 @@ followed by a space, it shows the command's usage as a hint while its arguments 
 typed.
 
 While the list is open, the input hands it its keys (PromptInput.menu): up / down move
-in it, Tab or Enter on a partial name complete it ("/name " and the usage hint for a
-command that takes arguments), Enter on a whole name that needs no argument runs it
+in it, Tab or Enter on a partial name complete it to the chosen command ("/name " and
+the usage hint for one that takes arguments; Tab first extends a name that several
+share, as a shell does: /ma gives /mark, listing /mark /marks), Enter on a whole name that needs no argument runs it
 (typing "/clear" then Enter runs /clear), Esc closes it and keeps the text. Closed, or
 showing only a hint, it takes none of them: up / down walk the input's history again,
 Tab completes marks and agents, Esc is the app's. Its keys are bindings.COMMAND_MENU
@@ -17,6 +18,7 @@ Tab completes marks and agents, Esc is the app's. Its keys are bindings.COMMAND_
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 from rich.style import Style
@@ -66,6 +68,13 @@ def matches(typed: str) -> list[CommandSpec]:
     return [*exact, *prefix, *inner, *loose]
 
 
+def _extends(typed: str) -> bool:
+    """Several names begin with `typed` and they share more of it (/ma: /mark, /marks):
+    Tab extends it as a shell does, until a choice is made with up / down."""
+    names = [s.name for s in REGISTRY if s.name.startswith(typed)]
+    return len(names) > 1 and len(os.path.commonprefix(names)) > len(typed)
+
+
 class MenuState(NamedTuple):
     """What the menu shows for a text: the commands a name may be (`specs`), or the
     command whose arguments are being typed (`hint`); neither: nothing to show."""
@@ -103,6 +112,7 @@ class CommandMenu(Widget):
         self.active = False  # opened by a "/" in the empty input, until closed
         self._text: str | None = None  # the text it shows for
         self.index = 0  # the chosen command of the list
+        self.moved = False  # chosen with up / down (else the first is)
         self._top = 0  # the first row shown
         keymap = keymap or {}
         # key -> action, the user's [keymap] over the table's keys
@@ -145,6 +155,8 @@ class CommandMenu(Widget):
             return ""
         spec = self.chosen
         assert spec is not None
+        if action == "menu_complete" and not self.moved and _extends(text[1:]):
+            return None  # the input's Tab: the names' common prefix, and the list of them
         if action == "menu_choose" and spec.name == text[1:] and not needs_arguments(spec):
             self.close()
             return None  # the input sends it: the command runs
@@ -172,6 +184,7 @@ class CommandMenu(Widget):
         state = menu_state(text)
         if state.specs != self.state.specs:
             self.index = self._top = 0
+            self.moved = False
         rows = self._rows(self.state)
         self.state = state
         self.set_class(bool(state.specs) or state.hint is not None, "-open")
@@ -188,6 +201,7 @@ class CommandMenu(Widget):
         specs = self.state.specs
         if not specs:
             return
+        self.moved = True
         self.index = (self.index + step) % len(specs)
         if self.index < self._top:
             self._top = self.index

@@ -92,6 +92,7 @@ class PromptInput(TextArea):
         completer: Callable[[str], list[str]] | None = None,
         recall: Callable[[], str | None] | None = None,
         id: str | None = None,
+        menu: bool = False,
     ) -> None:
         super().__init__(
             "",
@@ -113,6 +114,7 @@ class PromptInput(TextArea):
         self._newline_keys: frozenset[str] = NEWLINE_KEYS
         self._key_names = ("Enter", "Ctrl+J")  # the send and new-line keys, as the placeholder says them
         self._keymap: dict[str, str] = {}
+        self._with_menu = menu  # the / menu (the app's input has it)
         self.menu: CommandMenu | None = None  # the / menu, made when first opened
         self._fit_placeholder()
 
@@ -235,7 +237,7 @@ class PromptInput(TextArea):
         elif (joiner := event.character or _JOINER_KEYS.get(key)) in JOINERS and not self.read_only:
             self.insert(joiner)
             handled = True
-        elif event.character == "/" and not self.text and not self.read_only:
+        elif event.character == "/" and self._with_menu and not self.text and not self.read_only:
             self.insert("/")
             self._open_menu()
             handled = True
