@@ -14,7 +14,7 @@ from textual import events
 
 from ikigai_tui.tui.widgets.command_menu import CommandMenu, matches, menu_state
 
-from .conftest import SIZE, all_lines, events_of, idle, root_id, say, settle, type_text
+from .conftest import SIZE, all_lines, events_of, idle, settle, talked_app, type_text
 
 
 def _menu(app) -> CommandMenu:
@@ -94,9 +94,7 @@ async def test_tab_and_enter_on_a_partial_name_leave_the_usage_hint(bench):
 
 
 async def test_enter_on_a_whole_command_runs_it(bench):
-    async with bench.prep() as session:
-        await say(session, root_id(session), "Parent talk.")
-    app = bench.app()
+    app = await talked_app(bench)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = app.focused_agent
@@ -110,9 +108,7 @@ async def test_enter_on_a_whole_command_runs_it(bench):
 
 
 async def test_esc_closes_and_keeps_the_text_and_a_closed_menu_takes_no_key(bench):
-    async with bench.prep() as session:
-        await say(session, root_id(session), "Parent talk.")
-    app = bench.app()
+    app = await talked_app(bench)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_text(pilot, "/ma")

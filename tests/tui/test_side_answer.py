@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from ikigai_tui.tui.screens.side_answer import SideAnswerScreen
 
-from .conftest import SIZE, all_lines, events_of, idle, root_id, say, send_text, settle
+from .conftest import (
+    SIZE, all_lines, events_of, idle, root_id, say, send_text, settle, talked_app, type_text,
+)
 
 QUESTION = "what did I ask first"
 
 
 async def test_btw_panel_streams_copies_and_closes(bench):
-    async with bench.prep() as session:
-        await say(session, root_id(session), "Parent talk.")
-    app = bench.app()
+    app = await talked_app(bench)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = app.focused_agent
@@ -39,15 +39,12 @@ async def test_btw_panel_streams_copies_and_closes(bench):
 
 
 async def test_btw_esc_while_it_streams_writes_nothing(bench):
-    async with bench.prep() as session:
-        await say(session, root_id(session), "Parent talk.")
-    app = bench.app(delay=0.2)
+    app = await talked_app(bench, delay=0.2)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         root = app.focused_agent
         count = len(await events_of(app, root))
-        for key in f"/btw {QUESTION}".replace(" ", "\0"):
-            await pilot.press("space" if key == "\0" else key)
+        await type_text(pilot, f"/btw {QUESTION}")
         await pilot.press("enter")
         await pilot.pause(0.5)
         screen = app.screen
