@@ -85,6 +85,8 @@ async def _one_turn(session, printer, agent_id: str, text: str) -> int:
             loop.add_signal_handler(signum, on_signal, signum)
         except (NotImplementedError, RuntimeError):
             pass
+    if text.split(None, 1)[:1] == ["/btw"]:  # a side question: its answer, marked, and nothing else
+        return await _side_question(session, printer, agent_id, text.strip())
     try:
         try:
             task = await session.say(agent_id, text)
@@ -111,3 +113,15 @@ async def _one_turn(session, printer, agent_id: str, text: str) -> int:
                 loop.remove_signal_handler(signum)
             except (NotImplementedError, RuntimeError):
                 pass
+
+
+async def _side_question(session, printer, agent_id: str, text: str) -> int:
+    """`-p "/btw QUESTION"`: the side answer printed under its mark (core/handlers/btw.py);
+    one line and status 1 when the model fails (nothing written)."""
+    try:
+        result = await session.command(agent_id, text)
+    except CommandError as exc:
+        printer.error(str(exc))
+        return 1
+    printer.command(text, list(result.lines))
+    return 0

@@ -158,6 +158,9 @@ WORDS: dict[str, Callable[[Payload], str]] = {
     "unpin": lambda p: f"unpinned #{p.get('index', '?')}",
     "budget": _budget,
     "usage": _usage,
+    "btw": lambda p: (f"side question to {p.get('model', '?')} (in no context): "
+                      f"{' '.join(str(p.get('question', '')).split())} -> "
+                      f"{' '.join(str(p.get('answer', '')).split())}"),
     "interrupted": lambda p: f"turn interrupted: {p.get('reason', '?')}{_unanswered(p)}",
     "error": lambda p: str(p.get("message", "")),
     "permission": lambda p: grant_words(p),

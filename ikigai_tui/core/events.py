@@ -24,6 +24,8 @@ UNDOABLE_KINDS = frozenset({"clear", "rewind", "filter", "compact", "pin", "unpi
 # A `cwd` event sets the agent's workspace, the folder its file tools work in (/cwd, or
 # --cwd at the start): a setting, not a message; a fork inherits it. /undo does not
 # reverse it (set it again).
+# A `btw` event ({question, answer, model}) records a /btw side exchange: shown and kept,
+# never sent in any request (the replay ignores it; its usage is a `usage` event).
 # Changes to what is sent that /undo does not reverse (set them again instead): an /undo
 # that reaches past one of them says so.
 NOT_UNDOABLE_CHANGES = frozenset({"system", "model"})
@@ -31,7 +33,7 @@ METADATA_KINDS = frozenset(
     {
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
         "mail_read", "model", "pin", "unpin", "budget", "usage", "command", "interrupted",
-        "error", "memory", "pruned_summary", "permission", "cwd", "tool_output", "rename",
+        "error", "memory", "pruned_summary", "permission", "cwd", "tool_output", "rename", "btw",
     }
 )
 

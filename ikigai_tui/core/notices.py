@@ -29,6 +29,14 @@ class StreamDelta(NamedTuple):
     index: int = 0  # the piece's number in its reply (1, 2, ...; see AgentRuntime.reply)
 
 
+class SideDelta(NamedTuple):
+    """A piece of a /btw side answer as it arrives (core/handlers/btw.py): never part of
+    the agent's reply, nor of any context."""
+
+    agent_id: str
+    text: str
+
+
 class RetryNotice(NamedTuple):
     agent_id: str
     attempt: int
@@ -84,7 +92,7 @@ class StoreTrouble(NamedTuple):
 
 
 Notice = (EventsCommitted | AgentChanged | StreamDelta | RetryNotice | ErrorNotice | TurnFinished
-          | MatchingNotice | CompactingNotice | CompactionNotice | StoreTrouble)
+          | MatchingNotice | CompactingNotice | CompactionNotice | StoreTrouble | SideDelta)
 Listener = Callable[[Notice], None]
 log = logging.getLogger(__name__)
 

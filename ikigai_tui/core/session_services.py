@@ -61,6 +61,7 @@ class SessionServices:
     async def cancel_turns(self, agent_ids: list[str]) -> None: ...
     def notify(self, notice: Notice) -> None: ...
     def key_warning(self, model: str) -> str | None: ...
+    async def plan(self, agent_id: str, *, messages: bool = False) -> Any: ...
     workspace: Callable[[str], Path]  # SessionTools'
     toolset: ToolSet  # SessionTools'
     tool_servers: ToolServers | None  # SessionTools'
@@ -137,4 +138,5 @@ class SessionServices:
                                replayer=self.replayer,
                                workspace=self.workspace,
                                tool_results=lambda: self.settings.tool_results,
-                               servers=lambda: self.tool_servers)
+                               servers=lambda: self.tool_servers,
+                               plan=self.plan, gateway=lambda: self.gateway)

@@ -166,7 +166,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, CursorActions, Main
         self.agent_tree = AgentTreeView(id="tree", hide_dead=self.attention_keeper.hide_dead)
         self.gauge = ContextGauge(id="gauge")
         self.prompt_input = PromptInput(completer=self._complete, recall=self.take_back,
-                                        id="prompt")
+                                        id="prompt", menu=True)
         self.prompt_input.use_keymap(self.keymap)
         self.queued_line = QueuedLine(id="queued")
         yield self.status_line

@@ -18,7 +18,8 @@ from ikigai_tui.tui.keys import key_name
 
 __all__ = ["APP", "CURSOR", "CURSOR_MENU", "INPUT", "TREE", "HELP", "PREVIEW", "PREVIEW_LIST",
            "MESSAGE_VIEW", "MATCHING", "CONFIRM", "COMPACT_PREVIEW", "MEMORY_DIFF",
-           "MEMORY_FILES", "MEMORY_FILE", "PERMISSION", "OVERVIEW", "HISTORY", "OWNERS",
+           "MEMORY_FILES", "MEMORY_FILE", "PERMISSION", "OVERVIEW", "HISTORY", "SIDE_ANSWER",
+           "COMMAND_MENU", "OWNERS",
            "command_palette"]
 
 # The main screen's bindings (IkigaiApp's).
@@ -181,6 +182,24 @@ PERMISSION: list[Binding] = [
             key_display=f"{key_name('n')}/{key_name('escape')}"),
 ]
 
+# /btw and the / menu (issue 27 items 5 and 8, tui/screens/side_answer.py and
+# tui/widgets/command_menu.py). The side answer's panel (SideAnswerScreen):
+SIDE_ANSWER: list[Binding] = [
+    Binding("escape", "close", "Close", id="side-close"),
+    Binding("c", "copy", "Copy the answer", id="side-copy"),
+]
+# The / menu over the input, while it is open (the input's _on_key hands it these keys:
+# closed, it takes none of them; up / down are the input's history again).
+COMMAND_MENU: list[Binding] = [
+    Binding("up", "menu_up", "Previous command", show=False, id="menu-up"),
+    Binding("down", "menu_down", "Next command", show=False, id="menu-down"),
+    Binding("tab", "menu_complete", "Complete the command", show=False, id="menu-complete"),
+    Binding("enter", "menu_choose", "Complete the command, or run a whole one", show=False,
+            id="menu-choose"),
+    Binding("escape", "menu_close", "Close the menu (the text stays)", show=False,
+            id="menu-close"),
+]
+
 # Every table, by owner.
 OWNERS: dict[str, list[Binding]] = {
     "app": APP, "input": INPUT, "agent tree": TREE, "help": HELP, "preview": PREVIEW,
@@ -189,6 +208,7 @@ OWNERS: dict[str, list[Binding]] = {
     "memory files": MEMORY_FILES, "memory file": MEMORY_FILE, "permission": PERMISSION,
     "overview": OVERVIEW, "history": HISTORY,
     "cursor mode": CURSOR, "cursor menu": CURSOR_MENU,
+    "side answer": SIDE_ANSWER, "command menu": COMMAND_MENU,
 }
 
 

@@ -48,6 +48,8 @@ def binding_groups() -> dict[str, list[Binding]]:
         "the agent tree": registry.TREE,
         "the agent overview": registry.OVERVIEW,
         "the cursor mode": registry.CURSOR,
+        "the /btw answer": registry.SIDE_ANSWER,
+        "the / menu": registry.COMMAND_MENU,
     }
 
 

@@ -79,6 +79,7 @@ class Screens:
     recall: Callable[[Session, str, str, CommandResult], Awaitable[Any | None]]
     permission: Callable[[PermissionRequest, int], Any] | None = None
     history: Callable[[Session, str, Any], Any | None] | None = None  # /history's list
+    side: Callable[[str, str], Any] | None = None  # /btw's panel: (question, model)
 
 
 class Outbox(Protocol):
@@ -165,6 +166,11 @@ class SubmitController(TurnQuestions):
                 host.run_worker(self._recall(agent_id, parsed), group="filter")
             elif name == "history":
                 host.run_worker(self._history(agent_id, parsed), group="filter")
+            elif name == "btw" and self.screens.side is not None:  # its panel (tui/side.py)
+                from ikigai_tui.tui.side import ask
+
+                host.run_worker(ask(host, session, agent_id, parsed, self.screens.side),
+                                group="btw")
             else:
                 await host.show_end()
                 # Its output arrives as a logged event; a proposal waits for the preview.

@@ -38,6 +38,7 @@ SAMPLES: dict[str, dict] = {
     "usage": {"model": "m", "input_tokens": 1200, "output_tokens": 30, "estimated_input": 1100.0},
     "interrupted": {"reason": "cancelled", "unanswered": 3},
     "error": {"message": "the provider failed"},
+    "btw": {"question": "what is left?", "answer": "The tests.\nThen the docs.", "model": "m"},
     "permission": {"tool": "bash", "rule": "allow"},
     "cwd": {"path": "/work/b", "previous": "/work/a"},
     "tool_output": {"action": "clear", "ids": [5, 8], "tokens": [1200, 3400],
@@ -55,13 +56,15 @@ def test_every_kind_of_event_is_one_line_of_words_in_the_log():
         assert line.startswith(f"#10 {kind}: "), line
         assert not line.removeprefix(f"#10 {kind}: ").startswith("{"), line  # never the JSON
     words = {kind: event_line(Event(10, "a", kind, SAMPLES[kind], 0.0), {})
-             for kind in ("cwd", "tool_output", "permission", "tool_result")}
+             for kind in ("cwd", "tool_output", "permission", "tool_result", "btw")}
     assert words == {
         "cwd": "#10 cwd: workspace /work/b (was /work/a)",
         "tool_output": "#10 tool_output: cleared the output of 2 tool results (ids 5,8), 4,600 "
                        "tokens by /forget --tool-results --keep 1; context ~9,000 -> ~4,500 tokens",
         "permission": "#10 permission: always allow bash for this agent",
         "tool_result": "#10 tool_result: (for #4; error) ok\nexit status 2",
+        "btw": "#10 btw: side question to m (in no context): what is left? -> The tests. Then "
+               "the docs.",
     }
     restore = Event(11, "a", "tool_output", {"action": "restore", "ids": [5]}, 0.0)
     assert event_line(restore, {}) == "#11 tool_output: restored the output of 1 tool result (ids 5)"

@@ -160,6 +160,13 @@ class Workbench:
                           session_factory=lambda config: open_session(config, new_id=self.new_id))
 
 
+async def talked_app(bench: Workbench, text: str = "Parent talk.", **options) -> IkigaiApp:
+    """The app on a database where the root was told `text` (and answered)."""
+    async with bench.prep() as session:
+        await say(session, root_id(session), text)
+    return bench.app(**options)
+
+
 @pytest.fixture
 def bench(tmp_path) -> Workbench:
     return Workbench(tmp_path)

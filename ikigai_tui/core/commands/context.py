@@ -81,6 +81,10 @@ class CommandServices:
     tool_results: Callable[[], Any] | None = None
     # The session's MCP servers (core/tools/servers.py: ToolServers), None when none is set
     servers: Callable[[], Any] | None = None
+    # /btw's side request: the agent's next request as planned now (Session.plan, with
+    # messages) and the gateway it goes through.
+    plan: Callable[..., Awaitable[Any]] | None = None
+    gateway: Callable[[], Any] | None = None
 
 
 @dataclass

@@ -86,6 +86,14 @@ REGISTRY = Registry([
                 details=_COMPACT_DETAILS),
     CommandSpec("context", "/context", "Show what is sent: messages, tokens, budget.",
                 _lazy("context", "context"), llm=True),
+    CommandSpec("btw", "/btw QUESTION", "Ask the model a side question; it never enters a context.",
+                _lazy("btw", "btw"),
+                details="The model sees the context exactly as the next request would send it "
+                "(system prompt, pins, window) and the question, without tools. The answer shows "
+                "in a panel (Esc closes it, c copies it) and in the log as a side exchange that "
+                "no request ever holds: not this agent's, not a child's, not after a restart. "
+                "Its tokens count in the agent's usage. During a turn it asks about the context "
+                "as committed so far."),
     CommandSpec("recall", "/recall [--local] [--matcher-model M] QUERY", "Search all of this "
                 "agent's messages and its ancestors', those out of the context too, by words and "
                 "by meaning, and say where each stands.",

@@ -92,6 +92,13 @@ def permission_screen(request: PermissionRequest, waiting: int) -> Any:
     return PermissionScreen(request, waiting)
 
 
+def side_screen(question: str, model: str) -> Any:
+    """/btw's panel: the question and its answer as it streams (tui/side.py drives it)."""
+    from ikigai_tui.tui.screens.side_answer import SideAnswerScreen
+
+    return SideAnswerScreen(question, model)
+
+
 async def recall_screen(session: Session, agent_id: str, query: str,
                         result: CommandResult) -> Any | None:
     from ikigai_tui.tui.screens.recall import recall_screen as screen
@@ -109,5 +116,5 @@ SCREENS = Screens(
     dialogs={Presentation.MATCHES: matches_dialog, Presentation.SUMMARY: summary_dialog,
              Presentation.RESTORE: restore_dialog, Presentation.MEMORY: memory_dialog},
     progress=progress_screen, memory=memory_screen, recall=recall_screen,
-    permission=permission_screen, history=history_screen,
+    permission=permission_screen, history=history_screen, side=side_screen,
 )

@@ -147,6 +147,8 @@ UNBOUND_KEYS: tuple[tuple[str, str], ...] = (
     ("up,down", "The input's history (what you sent this agent, commands too); in the "
                 "empty input, Up first takes back a queued message"),
     ("tab", "Complete a command, mark name or agent"),
+    ("slash", "In the empty input: the command menu (Up / Down choose, Tab or Enter "
+              "complete, Enter runs a whole command, Esc closes it and keeps the text)"),
     ("ctrl+c", "Copy the selected text (drag the mouse over a pane to select)"),
 )
 # Help's words for a binding where the footer's one or two are too few, by binding id.

@@ -17,6 +17,8 @@ non-priority binding of the screen or app):
   ``send = "ctrl+s"``, Enter adds a line as in any text area.
 - ``tab`` completes the current word with the completer; when there is no word before
   the cursor, Tab keeps its usual meaning (focus the next widget).
+- ``/`` in the empty input opens the command menu above it (widgets/command_menu.py):
+  while it lists commands it takes up, down, Tab, Enter and Esc first.
 
 Styles live in ``styles/widgets.tcss`` (class ``-blocked`` while sending is
 blocked). Nothing typed or completed is ever parsed as markup.
@@ -28,6 +30,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
@@ -38,6 +41,9 @@ from ikigai_tui.tui.fit import fit
 from ikigai_tui.tui.bindings import INPUT
 from ikigai_tui.tui.keys import key_name
 from ikigai_tui.tui.safe_text import sanitize
+
+if TYPE_CHECKING:
+    from ikigai_tui.tui.widgets.command_menu import CommandMenu
 
 __all__ = ["PromptInput"]
 
@@ -86,6 +92,7 @@ class PromptInput(TextArea):
         completer: Callable[[str], list[str]] | None = None,
         recall: Callable[[], str | None] | None = None,
         id: str | None = None,
+        menu: bool = False,
     ) -> None:
         super().__init__(
             "",
@@ -106,6 +113,9 @@ class PromptInput(TextArea):
         self._send_keys: frozenset[str] = frozenset({"enter"})
         self._newline_keys: frozenset[str] = NEWLINE_KEYS
         self._key_names = ("Enter", "Ctrl+J")  # the send and new-line keys, as the placeholder says them
+        self._keymap: dict[str, str] = {}
+        self._with_menu = menu  # the / menu (the app's input has it)
+        self.menu: CommandMenu | None = None  # the / menu, made when first opened
         self._fit_placeholder()
 
     # ---- public API -------------------------------------------------------------
@@ -142,6 +152,7 @@ class PromptInput(TextArea):
 
     def use_keymap(self, keymap: dict[str, str]) -> None:
         """The send and new-line keys in force (`keymap`: binding id -> keys)."""
+        self._keymap = keymap
         if "send" in keymap:
             self._send_keys = frozenset(keymap["send"].split(","))
         if "newline" in keymap:
@@ -187,6 +198,8 @@ class PromptInput(TextArea):
         self._history_index = None
         self._draft = ""
         self._clear_hint()
+        if self.menu is not None:
+            self.menu.close()
         self.clear()
         self.post_message(self.Submitted(self, text))
 
@@ -208,7 +221,12 @@ class PromptInput(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         handled = False
-        if key in self._send_keys:
+        menu = self.menu
+        if menu is not None and menu.active and (text := menu.key(key, self.text)) is not None:
+            if text:  # a completed name: the menu follows it (the usage hint, or the list)
+                self._show(text, cursor_on_first_line=False, keep_menu=True)
+            handled = True
+        elif key in self._send_keys:
             self.action_submit()
             handled = True
         elif key in self._newline_keys:
@@ -218,6 +236,10 @@ class PromptInput(TextArea):
             handled = self._complete()
         elif (joiner := event.character or _JOINER_KEYS.get(key)) in JOINERS and not self.read_only:
             self.insert(joiner)
+            handled = True
+        elif event.character == "/" and self._with_menu and not self.text and not self.read_only:
+            self.insert("/")
+            self._open_menu()
             handled = True
         elif key == "up":
             handled = self._take_back() or self._history_back()
@@ -282,8 +304,10 @@ class PromptInput(TextArea):
             self._show(self._history[index], cursor_on_first_line=False)
         return True
 
-    def _show(self, text: str, *, cursor_on_first_line: bool) -> None:
+    def _show(self, text: str, *, cursor_on_first_line: bool, keep_menu: bool = False) -> None:
         self._clear_hint()
+        if self.menu is not None and not keep_menu:  # history, a text put back: no menu
+            self.menu.close()
         self.replace(text, self.document.start, self.document.end)
         if cursor_on_first_line:
             first = text.split("\n", 1)[0]
@@ -329,5 +353,19 @@ class PromptInput(TextArea):
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
         # Editing after a completion makes its candidate list stale.
-        if self._hint_for is not None and self.text != self._hint_for:
+        text = self.text
+        if self._hint_for is not None and text != self._hint_for:
             self._clear_hint()
+        if self.menu is not None:
+            self.menu.follow(text)
+
+    def _open_menu(self) -> None:
+        """A "/" typed in the empty input: the command menu opens over it."""
+        if self.menu is None:
+            if self.parent is None:
+                return
+            from ikigai_tui.tui.widgets.command_menu import CommandMenu  # (the registry, then)
+
+            self.menu = CommandMenu(id="command-menu", keymap=self._keymap)
+            self.parent.mount(self.menu, before=self)
+        self.menu.open()
