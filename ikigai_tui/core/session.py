@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.leases import LeaseKeeper, busy_message
+from ikigai_tui.core.mailwake import MailSettings, MailWake
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.commands.parse import CommandResult, ParsedCommand
 from ikigai_tui.core.compaction import CompactionSettings
@@ -54,6 +55,7 @@ class SessionSettings(NamedTuple):
     tools: ToolSettings = ToolSettings()  # tool rounds per turn, bash's timeout, the environment
     # /forget --tool-results's defaults and its automatic rule (core/tool_results)
     tool_results: ToolResultsSettings = ToolResultsSettings()
+    mail: MailSettings = MailSettings()  # mail that wakes, reports, /wait (core/mailbox.py)
 
 
 class Session(SessionServices, SessionTools):
@@ -73,6 +75,7 @@ class Session(SessionServices, SessionTools):
         store.add_commit_hook(self._on_commit, with_origin=True)
         # One process at a time runs an agent's turn.
         self.leases = LeaseKeeper(store, on_gone=self._dead_turn)
+        self.mailwake = MailWake(self, lambda: self.settings.mail)  # wakes, reports, /wait
 
     # -- opening ---------------------------------------------------------------
 
@@ -113,6 +116,7 @@ class Session(SessionServices, SessionTools):
 
     async def close(self) -> None:
         await self.cancel_turns([a.id for a in self.tree if a.task is not None])
+        self.mailwake.cancel()
         if self.tool_servers is not None:  # the MCP servers stop with the program
             await self.tool_servers.close()
         await self.leases.close()
@@ -367,8 +371,8 @@ class Session(SessionServices, SessionTools):
         agent = self.tree[agent_id]
         return None if agent.in_turn else unanswered(agent)
 
-    def running(self) -> list[asyncio.Task]:
-        return [a.task for a in self.tree if a.busy and a.task is not None]
+    def running(self) -> list[asyncio.Task]:  # turns, and wakes and reports that start more
+        return [a.task for a in self.tree if a.busy and a.task is not None] + self.mailwake.pending()
 
     async def wait_idle(self) -> None:
         """Wait until no agent is working (children started meanwhile included)."""

@@ -15,6 +15,7 @@ from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
+from ikigai_tui.core.mailbox import MailSettings
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.tools.running import ToolSettings
 from ikigai_tui.core.tool_results import ToolResultsSettings
@@ -75,7 +76,8 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                                   config.tool_env_pass),
                                tool_results=ToolResultsSettings(config.tool_results_keep,
                                                                 config.tool_results_exclude,
-                                                                config.tool_results_trigger))
+                                                                config.tool_results_trigger),
+                               mail=MailSettings(config.mail, config.wake_limit, config.wait_timeout))
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)

@@ -78,6 +78,8 @@ class CommandServices:
     tool_results: Callable[[], Any] | None = None
     # The session's MCP servers (core/tools/servers.py: ToolServers), None when none is set
     servers: Callable[[], Any] | None = None
+    # Mail that acts (core/mailwake.py: MailWake): modes, /wait, the mail settings
+    mail: Callable[[], Any] | None = None
 
 
 @dataclass
