@@ -58,6 +58,7 @@ class MailWake:
         self._tasks: dict[str, asyncio.Task] = {}  # agent -> its wake in flight
         self._ends: dict[str, asyncio.Task] = {}  # agent -> its turn's end: report, then wake
         self._limited: set[str] = set()  # agents told they reached the limit
+        self._waits: dict[str, set[asyncio.Task]] = {}  # agent -> the tasks of its /wait
         host.subscribe(self._on_notice)
 
     # -- what the session asks -------------------------------------------------
@@ -185,11 +186,28 @@ class MailWake:
 
     # -- /wait -----------------------------------------------------------------
 
-    async def wait(self, agent_ids: Iterable[str], timeout: float | None,
+    def stop_waits(self, agent_ids: Iterable[str]) -> list[asyncio.Task]:
+        """Cancel the /wait of these agents (Esc, /kill); returns the tasks cancelled."""
+        tasks = [t for i in agent_ids for t in self._waits.get(i, ()) if not t.done()]
+        for task in tasks:
+            task.cancel()
+        return tasks
+
+    async def wait(self, waiter: str, agent_ids: Iterable[str], timeout: float | None,
                    elsewhere: Callable[[str], Any] | None = None) -> list[str]:
-        """Wait until every agent is idle or dead (here and in every other process);
-        returns those still working when `timeout` seconds ran out ([] when none)."""
-        ids = list(agent_ids)
+        """`waiter` waits until every agent is idle or dead (here and in every other
+        process); returns those still working when `timeout` seconds ran out ([] when
+        none). `stop_waits([waiter])` cancels it."""
+        task = asyncio.current_task()
+        waits = self._waits.setdefault(waiter, set())
+        waits.add(task)
+        try:
+            return await self._wait(list(agent_ids), timeout, elsewhere)
+        finally:
+            waits.discard(task)
+
+    async def _wait(self, ids: list[str], timeout: float | None,
+                    elsewhere: Callable[[str], Any] | None) -> list[str]:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while True:

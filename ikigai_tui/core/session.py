@@ -380,7 +380,7 @@ class Session(SessionServices, SessionTools):
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def cancel_turns(self, agent_ids: list[str]) -> None:
-        tasks = []
+        tasks = self.mailwake.stop_waits(agent_ids)  # and their /wait: Esc stops it too
         for agent_id in agent_ids:
             task = self.tree[agent_id].task
             if task is not None and not task.done():

@@ -154,6 +154,8 @@ class SubmitController:
                 host.run_worker(self._filter(agent_id, parsed), group="filter")
             elif name == "recall":
                 host.run_worker(self._recall(agent_id, parsed), group="filter")
+            elif name == "wait":  # waits beside the screen; Esc stops it (cancel_turns)
+                host.run_worker(self._wait(agent_id, parsed), group="wait")
             else:
                 await host.show_end()
                 # Its output arrives as a logged event; a proposal waits for the preview.
@@ -319,6 +321,20 @@ class SubmitController:
             if shown:
                 shown[0].finish()
         self._proposed(outcome)
+
+    async def _wait(self, agent_id: str, parsed: ParsedCommand) -> None:
+        """/wait: its replies arrive as its logged output; Esc in the input stops it
+        (nothing is written then)."""
+        host = self.host
+        await host.show_end()
+        host.note("note", f"{parsed.text}: waiting (Esc stops it)")
+        try:
+            await self.session.propose(agent_id, parsed)
+        except CommandError as exc:
+            host.note("error", f"Error: {exc}")
+        except asyncio.CancelledError:
+            host.note("note", "Wait stopped.")
+            raise
 
     async def _recall(self, agent_id: str, parsed: ParsedCommand) -> None:
         """/recall QUERY: the hits in the scrollback, then a dialog to bring back those out

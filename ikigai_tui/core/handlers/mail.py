@@ -68,7 +68,7 @@ async def wait(c: CommandContext) -> CommandResult:
     waker = c.services.mail()
     if timeout is None and c.source == "llm":
         timeout = waker.settings().wait_timeout
-    left = await waker.wait([t.id for t in targets], timeout, c.services.elsewhere)
+    left = await waker.wait(me, [t.id for t in targets], timeout, c.services.elsewhere)
     lines = [f"Timed out after {timeout:g} s: {len(left)} of {len(targets)} still working."
              ] if left else []
     for target in targets:
