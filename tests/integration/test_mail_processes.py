@@ -31,6 +31,14 @@ def test_run_waits_for_the_turns_mail_wakes(tmp_path, fake):
     assert mine[-5:] == ["command", "mail_read", "user", "assistant", "usage"]
 
 
+def test_the_configured_mail_reaches_every_agent_without_a_mode(tmp_path, fake):
+    cli = Cli(tmp_path / "manual.db", fake, env={"IKIGAI_MAIL": "manual"})
+    out = cli.ok("/fork --name kid", "/send kid hello", "/mail")
+    assert out[-1].endswith("manual (the config's mail); its mail waits for /check-mail.")
+    assert all(payload.get("source") != "wake" for *_rest, payload in log_rows(cli.db))
+    assert fake.requests == []
+
+
 @pytest.mark.parametrize("fmt", ["openai"], indirect=True)
 async def test_another_process_s_mail_wakes_the_agent_where_its_turn_runs(make, fake):
     h = await make(timeout=60)  # the first request waits for the other process
