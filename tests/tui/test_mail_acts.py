@@ -4,6 +4,8 @@ without holding up the screen, and Esc stops it, writing nothing."""
 
 from __future__ import annotations
 
+from ikigai_tui.tui.completion import completions
+
 from .conftest import SIZE, agent_named, all_lines, events_of, root_id, say, send_text, settle, type_text
 
 
@@ -60,3 +62,15 @@ async def test_wait_shows_the_replies_and_esc_stops_it(bench):
         assert len([e for e in await session.store.events() if e.agent_id == root_id(session)
                     and e.id > before]) == 0
         await session.cancel_turns([agent_named(session, "slow")])
+
+
+async def test_tab_offers_live_agents_to_wait_for_and_dead_ones_to_revive(bench):
+    async with bench.prep() as session:
+        root = root_id(session)
+        for name in ("kid", "gone", "ghost"):
+            await session.command(root, f"/fork --name {name}")
+        await session.command(root, "/kill gone")
+        await session.command(root, "/kill ghost")
+        assert completions(session, root, "/wait ") == ["kid"]
+        assert completions(session, root, "/revive g") == ["gone", "ghost"]
+        assert completions(session, root, "/send ") == ["kid"]
