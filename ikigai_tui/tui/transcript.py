@@ -41,7 +41,8 @@ def item_from_event(event: Event) -> Item | None:
         return Item(event.id, "error", str(p.get("message") or ""))
     if event.kind == "mail":  # arrived: a line in the recipient's scrollback
         sender = p.get("from_label") or str(p.get("from") or "?")[:6]
-        return Item(event.id, "mail", str(p.get("text") or ""), {"from": str(sender)})
+        what = ("report" if p.get("ok", True) else "failure report") if p.get("report") else "mail"
+        return Item(event.id, "mail", str(p.get("text") or ""), {"from": str(sender), "what": what})
     return None
 
 

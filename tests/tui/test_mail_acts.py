@@ -74,3 +74,16 @@ async def test_tab_offers_live_agents_to_wait_for_and_dead_ones_to_revive(bench)
         assert completions(session, root, "/wait ") == ["kid"]
         assert completions(session, root, "/revive g") == ["gone", "ghost"]
         assert completions(session, root, "/send ") == ["kid"]
+
+
+async def test_a_report_arriving_is_a_line_marked_as_one(bench):
+    async with bench.prep() as session:
+        root = root_id(session)
+        await session.command(root, "/fork --name kid --report count the plums")
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        kid = agent_named(app.session, "kid")
+        text = " ".join(line.strip() for line in all_lines(app.panes.active.scrollback))
+        assert f"✉ report from kid ({kid[:6]}) · 1 line," in text, text
+        assert app.session.tree[root_id(app.session)].unread == 1  # the root is on manual
