@@ -35,7 +35,8 @@ def item_from_event(event: Event) -> Item | None:
     if event.kind == "command":
         if p.get("source") == "llm":  # run by the slash tool: its call and result show it
             return None
-        return Item(event.id, "command", str(p.get("text") or ""),
+        text = str(p.get("text") or "") + (" · woken by mail" if p.get("source") == "wake" else "")
+        return Item(event.id, "command", text,
                     {"output": list(p.get("output") or []), "source": p.get("source")})
     if event.kind == "error":
         return Item(event.id, "error", str(p.get("message") or ""))

@@ -24,6 +24,7 @@ async def test_a_woken_agents_turn_shows_in_its_pane(bench):
         assert app.focused_agent == kid
         text = " ".join(line.strip() for line in all_lines(app.panes.active.scrollback))
         mail_line = text.index(f"✉ mail from root ({root[:6]})")
+        assert "/check-mail · woken by mail 1 mail read into the context." in text
         read = text.index(f"Mail from root ({root[:6]}): look at the plums")
         reply = text.index('Offline model here. You said: "Mail from root')
         assert mail_line < read < reply, text
