@@ -67,10 +67,12 @@ class MailWake:
         """The wakes and reports in flight: `ikigai run` waits for them too."""
         return [t for t in (*self._tasks.values(), *self._ends.values()) if not t.done()]
 
-    def cancel(self) -> None:
+    async def close(self) -> None:
         """The program ends: no wake or report starts any more."""
-        for task in self.pending():
+        tasks = self.pending()
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def waking(self, agent_id: str) -> bool:
         task = self._tasks.get(agent_id)

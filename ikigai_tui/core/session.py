@@ -116,7 +116,7 @@ class Session(SessionServices, SessionTools):
 
     async def close(self) -> None:
         await self.cancel_turns([a.id for a in self.tree if a.task is not None])
-        self.mailwake.cancel()
+        await self.mailwake.close()
         if self.tool_servers is not None:  # the MCP servers stop with the program
             await self.tool_servers.close()
         await self.leases.close()
