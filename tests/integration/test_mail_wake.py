@@ -58,8 +58,8 @@ async def test_mail_during_a_turn_wakes_it_once_when_the_turn_ends(make):
     assert len(h.fake.requests) == 2
     last = conversation(h.fake.requests[-1])
     label = h.session.tree.label(h.root)
-    assert last[-2:] == [("user", f"Mail from {label}: first\n\nMail from {label}: second")] or \
-        [t for _r, t in last[-2:]] == [f"Mail from {label}: first", f"Mail from {label}: second"]
+    assert last[-3:] == [("assistant", "slow words here"), ("user", f"Mail from {label}: first"),
+                         ("user", f"Mail from {label}: second")]
 
 
 async def test_a_dead_agent_never_wakes(make):
