@@ -114,7 +114,17 @@ def _fork(payload: Payload) -> str:
         at += f" up to #{payload['at_event']}"
     if "child" in payload:
         return f"forked child {payload['child']}{at}"
-    return f"forked from {payload.get('parent', '?')} (its event #{payload.get('parent_event', '?')}){at}"
+    words = f"forked from {payload.get('parent', '?')} (its event #{payload.get('parent_event', '?')}){at}"
+    if payload.get("mail"):
+        words += f", mail {payload['mail']}"
+    return words + (", reports home" if payload.get("report") else "")
+
+
+def _mail(payload: Payload) -> str:
+    what = "mail"
+    if payload.get("report"):
+        what = "report" if payload.get("ok", True) else "failure report"
+    return f"{what} from {payload.get('from', '?')}: {' '.join(str(payload.get('text', '')).split())}"
 
 
 def _usage(payload: Payload) -> str:
@@ -151,7 +161,9 @@ WORDS: dict[str, Callable[[Payload], str]] = {
     "fork": _fork,
     "kill": lambda p: f"killed by {p.get('by', '?')}",
     "rename": lambda p: f"renamed {p.get('previous') or '(unnamed)'} to {p.get('name', '?')}",
-    "mail": lambda p: f"mail from {p.get('from', '?')}: {' '.join(str(p.get('text', '')).split())}",
+    "revive": lambda p: f"revived by {p.get('by', '?')}",
+    "mail": _mail,
+    "mail_mode": lambda p: f"mail mode {p.get('mode', '?')}",
     "mail_read": lambda p: f"read mail {id_ranges(_ids(p))}",
     "model": lambda p: f"model {p.get('model', '?')}",
     "pin": lambda p: f"pinned: {' '.join(str(p.get('text', '')).split())}",

@@ -13,6 +13,7 @@ from typing import Any
 import platformdirs
 
 from ikigai_tui.config import compact as config_compact
+from ikigai_tui.config import mail as config_mail
 from ikigai_tui.config import tools as config_tools
 from ikigai_tui.config.errors import ConfigError, OptionError
 from ikigai_tui.config.tables import TABLES, _where
@@ -84,6 +85,11 @@ class Config:
     tool_results_trigger: float | None = None
     tool_results_keep: int = 3
     tool_results_exclude: tuple[str, ...] = ("memory",)
+    # -- mail (issue 27, config/mail.py): "wake" | "manual" (None: the default, a child
+    # wakes and the root does not), woken turns in a row, the LLM's /wait timeout
+    mail: str | None = None
+    wake_limit: int = 10
+    wait_timeout: float = 600.0
 
     @property
     def db_shown(self) -> str:
@@ -133,6 +139,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "llm_context_changes": (str, '"ask", "allow" or "deny"'),
     **config_compact.KEYS,  # compaction (issue 15)
     **config_tools.KEYS,  # tools (issue 25)
+    **config_mail.KEYS,  # mail (issue 27)
 }
 def read_file(path: Path) -> dict[str, Any]:
     """The config file's settings, validated; {} when there is no file."""
@@ -192,6 +199,8 @@ def _problem(key: str, value: Any) -> str | None:
         return config_compact.problem(key, value)
     if key in config_tools.KEYS:
         return config_tools.problem(key, value)
+    if key in config_mail.KEYS:
+        return config_mail.problem(key, value)
     if key == "matcher_model" and not value.strip():
         return "must not be empty"
     if key == "concurrency" and value < 1:
@@ -236,8 +245,9 @@ _ENV_KEYS = {"IKIGAI_SLIDING_CONTEXT_TOKENS": "sliding_context_tokens",
              "IKIGAI_OFFLINE_DELAY": "offline_delay", "IKIGAI_CONCURRENCY": "concurrency",
              "IKIGAI_MATCHER_CONCURRENCY": "matcher_concurrency",
              "IKIGAI_MATCHER_CHUNK_TOKENS": "matcher_chunk_tokens",
-             "IKIGAI_MEMORY_WRITES": "memory_writes",
-             "IKIGAI_LLM_CONTEXT_CHANGES": "llm_context_changes", **config_compact.ENV, **config_tools.ENV}
+            "IKIGAI_MEMORY_WRITES": "memory_writes",
+            "IKIGAI_LLM_CONTEXT_CHANGES": "llm_context_changes", **config_compact.ENV,
+            **config_tools.ENV, **config_mail.ENV}
 
 
 def _checked_env(name: str, raw: str, value: Any) -> Any:
@@ -313,6 +323,7 @@ def load(
         **compaction,
         cwd=_folder("--cwd", cwd) if cwd is not None else None,
         **config_tools.read(env, file, _env_int, _env_float, _checked_env),
+        **config_mail.read(env, file, _checked_env),
     )
 
 

@@ -215,12 +215,12 @@ class AgentTree:
 
 def derive_agents(events: Iterable[Event], roots: Iterable[AgentRecord]) -> list[AgentRecord]:
     """The agents rows as the log says them: a pure function of the events (those of
-    kinds fork, model, kill, rename are enough) and each root's genesis record (its id,
+    kinds fork, model, kill, revive, rename are enough) and each root's genesis record (its id,
     creation time and first model: a root has no fork event to carry them).
 
     A child comes from its own `fork` event (parent, parent_event, name, model, budget,
     the event's time); a `model` event changes the model, a `kill` makes it dead, a
-    `rename` its name. (Older fork events carry no name: the
+    `revive` alive again, a `rename` its name. (Older fork events carry no name: the
     store's rebuild keeps such a child's name from its row.)"""
     out: dict[str, AgentRecord] = {r.id: r._replace(status="idle") for r in roots}
     for e in events:
@@ -235,6 +235,8 @@ def derive_agents(events: Iterable[Event], roots: Iterable[AgentRecord]) -> list
             out[e.agent_id] = out[e.agent_id]._replace(model=p["model"])
         elif e.kind == "kill":
             out[e.agent_id] = out[e.agent_id]._replace(status="dead")
+        elif e.kind == "revive":
+            out[e.agent_id] = out[e.agent_id]._replace(status="idle")
         elif e.kind == "rename" and p.get("name"):
             out[e.agent_id] = out[e.agent_id]._replace(name=p["name"])
     return list(out.values())

@@ -34,6 +34,7 @@ METADATA_KINDS = frozenset(
         "clear", "mark", "rewind", "filter", "compact", "undo", "fork", "kill", "mail",
         "mail_read", "model", "pin", "unpin", "budget", "usage", "command", "interrupted",
         "error", "memory", "pruned_summary", "permission", "cwd", "tool_output", "rename", "btw",
+        "mail_mode", "revive",  # /mail's setting (core/mailbox.py); /revive of a dead agent
     }
 )
 

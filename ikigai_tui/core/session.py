@@ -10,15 +10,14 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from ikigai_tui.core.agents import AgentRuntime, AgentTree
 from ikigai_tui.core.leases import LeaseKeeper, busy_message
+from ikigai_tui.core.mailwake import MailWake
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.commands.parse import CommandResult, ParsedCommand
-from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.events import AgentRecord, Event, WriteBatch
-from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
 from ikigai_tui.core.models import ModelPolicy
 from ikigai_tui.core.notices import (
     AgentChanged, ErrorNotice, EventsCommitted, Listener, Notice, Notices,
@@ -28,35 +27,15 @@ from ikigai_tui.core.provider import ProviderFactory
 from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replays import Replays
 from ikigai_tui.core.session_services import SessionServices
+from ikigai_tui.core.session_settings import SessionSettings
 from ikigai_tui.core.session_tools import SessionTools
 from ikigai_tui.core.tokens.window import CONTEXT_FULL, ContextMeter, Window
-from ikigai_tui.core.tools.running import ToolSettings
-from ikigai_tui.core.tool_results import ToolResultsSettings
 
 if TYPE_CHECKING:  # loaded at the first command or plan (after the full screen's first frame)
     from ikigai_tui.core.commands.bus import Pending
     from ikigai_tui.core.context import Plan
     from ikigai_tui.core.matching.embedder import Embedder
     from ikigai_tui.core.commands.proposals import Reviewer, Verdict
-
-
-class SessionSettings(NamedTuple):
-    model: str = "offline"
-    budget: int = DEFAULT_BUDGET
-    system_prompt: str | None = None
-    matcher_model: str | None = None  # None: the agent's own model
-    matcher_concurrency: int = 4  # a matcher's side requests in flight at once
-    matcher_chunk_tokens: int | None = None  # cap on one request's chunk (None: the model's limit)
-    compaction: CompactionSettings = CompactionSettings()  # /compact, auto-compaction
-    # The workspace of an agent without a `cwd` event: the folder ikigai was started in
-    # (None: the process's working folder when asked).
-    workspace: str | None = None
-    tools: ToolSettings = ToolSettings()  # tool rounds per turn, bash's timeout, the environment
-    # /forget --tool-results's defaults and its automatic rule (core/tool_results)
-    tool_results: ToolResultsSettings = ToolResultsSettings()
-    # Context changes the agent's LLM asks for (core/tools/context_review.py): "ask", "allow"
-    # or "deny". The config's default is "ask"; a Session built without one allows them.
-    llm_context_changes: str = "allow"
 
 
 class Session(SessionServices, SessionTools):
@@ -76,6 +55,7 @@ class Session(SessionServices, SessionTools):
         store.add_commit_hook(self._on_commit, with_origin=True)
         # One process at a time runs an agent's turn.
         self.leases = LeaseKeeper(store, on_gone=self._dead_turn)
+        self.mailwake = MailWake(self, lambda: self.settings.mail)  # wakes, reports, /wait
 
     # -- opening ---------------------------------------------------------------
 
@@ -116,6 +96,7 @@ class Session(SessionServices, SessionTools):
 
     async def close(self) -> None:
         await self.cancel_turns([a.id for a in self.tree if a.task is not None])
+        await self.mailwake.close()
         if self.tool_servers is not None:  # the MCP servers stop with the program
             await self.tool_servers.close()
         await self.leases.close()
@@ -372,8 +353,8 @@ class Session(SessionServices, SessionTools):
         agent = self.tree[agent_id]
         return None if agent.in_turn else unanswered(agent)
 
-    def running(self) -> list[asyncio.Task]:
-        return [a.task for a in self.tree if a.busy and a.task is not None]
+    def running(self) -> list[asyncio.Task]:  # turns, and wakes and reports that start more
+        return [a.task for a in self.tree if a.busy and a.task is not None] + self.mailwake.pending()
 
     async def wait_idle(self) -> None:
         """Wait until no agent is working (children started meanwhile included)."""
@@ -381,7 +362,7 @@ class Session(SessionServices, SessionTools):
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def cancel_turns(self, agent_ids: list[str]) -> None:
-        tasks = []
+        tasks = self.mailwake.stop_waits(agent_ids)  # and their /wait: Esc stops it too
         for agent_id in agent_ids:
             task = self.tree[agent_id].task
             if task is not None and not task.done():

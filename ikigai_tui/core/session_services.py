@@ -47,6 +47,7 @@ class SessionServices:
     factors: dict[str, tuple[float, int]]
     embedder: Embedder | None
     leases: LeaseKeeper
+    mailwake: Any  # core/mailwake.py's MailWake
 
     async def replayer(self, agent_id: str) -> Replayer: ...
 
@@ -120,11 +121,11 @@ class SessionServices:
     @cached_property
     def commands(self) -> CommandBus:
         from ikigai_tui.core.commands.bus import CommandBus
-        from ikigai_tui.core.commands.registry import READ_ONLY, REGISTRY
+        from ikigai_tui.core.commands.registry import ON_DEAD, READ_ONLY, REGISTRY
 
         return CommandBus(REGISTRY, READ_ONLY, services=self._services, replayer=self.replayer,
                           commit=self._commit_command, dead_error=self._dead_error,
-                          busy_elsewhere=self._busy_elsewhere)
+                          busy_elsewhere=self._busy_elsewhere, on_dead=ON_DEAD)
 
     def _services(self) -> CommandServices:
         from ikigai_tui.core.commands.context import CommandServices
@@ -139,4 +140,5 @@ class SessionServices:
                                workspace=self.workspace,
                                tool_results=lambda: self.settings.tool_results,
                                servers=lambda: self.tool_servers,
-                               plan=self.plan, gateway=lambda: self.gateway)
+                               plan=self.plan, gateway=lambda: self.gateway,
+                               mail=lambda: self.mailwake)

@@ -15,6 +15,7 @@ from ikigai_tui.core.compaction import CompactionSettings
 from ikigai_tui.core.events import WriteBatch
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.provider import ProviderError
+from ikigai_tui.core.mailbox import MailSettings
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.core.tools.running import ToolSettings
 from ikigai_tui.core.tool_results import ToolResultsSettings
@@ -76,7 +77,8 @@ async def open_session(config: Config, *, create: bool = True, readonly: bool = 
                                tool_results=ToolResultsSettings(config.tool_results_keep,
                                                                 config.tool_results_exclude,
                                                                 config.tool_results_trigger),
-                               llm_context_changes=config.llm_context_changes)
+                               llm_context_changes=config.llm_context_changes,
+                               mail=MailSettings(config.mail, config.wake_limit, config.wait_timeout))
     try:
         session = await Session.open(store, watched, settings,
                                      create_root=create and not readonly, new_id=new_id)

@@ -131,6 +131,8 @@ def derived_updates(events: list[Event]) -> list[tuple[str, str, Any]]:
     for e in events:
         if e.kind == "kill":
             out.append((e.agent_id, "status", "dead"))
+        elif e.kind == "revive":
+            out.append((e.agent_id, "status", "idle"))
         elif e.kind == "model" and e.payload.get("model"):
             out.append((e.agent_id, "model", e.payload["model"]))
         elif e.kind == "rename" and e.payload.get("name"):

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
 
 MARK_COMMANDS = ("clear", "rewind", "fork")
-AGENT_COMMANDS = ("send", "kill")
+AGENT_COMMANDS = ("send", "kill", "wait")
 
 
 def completions(session: Session | None, agent_id: str | None, before: str) -> list[str]:
@@ -34,9 +34,10 @@ def completions(session: Session | None, agent_id: str | None, before: str) -> l
         replayer = session.tree[agent_id].replayer
         labels = [m.label for m in replayer.valid_marks()] if replayer is not None else []
         return [label for label in labels if label.startswith(word)]
-    if name in AGENT_COMMANDS:
+    if name in AGENT_COMMANDS or name == "revive":  # /revive: only the dead come back
         tree = session.tree
-        names = [a.name or tree.short_id(a.id) for a in tree if not a.dead and a.id != agent_id]
+        names = [a.name or tree.short_id(a.id) for a in tree
+                 if a.dead == (name == "revive") and a.id != agent_id]
         return [n for n in names if n.startswith(word)]
     return []
 

@@ -96,7 +96,8 @@ def _renderable(item: Item, expanded: bool, p: Palette, width: int = 80,
     if kind == "mail":  # its text shows once, when /check-mail reads it into the context
         lines = len(text.splitlines()) or 1
         size = f"{lines} line{'s' if lines != 1 else ''}, {len(text):,} characters"
-        return Text.assemble((f"✉ mail from {sanitize(item.meta.get('from', '?'))}", p.command),
+        what = item.meta.get("what", "mail")  # mail, report, failure report (/fork --report)
+        return Text.assemble((f"✉ {what} from {sanitize(item.meta.get('from', '?'))}", p.command),
                              (f" · {size} · /check-mail reads it", p.note))
     if kind == "rule":  # its words shortened to the width by whole parts, never cut
         parts = text.strip().split(" · ")

@@ -35,6 +35,7 @@ from ikigai_tui.core.session import Session
 from ikigai_tui.core.tools.permissions import PermissionRequest
 from ikigai_tui.tui.agent_state import Doings
 from ikigai_tui.tui.asking import TurnQuestions
+from ikigai_tui.tui.command_flows import CommandFlows
 
 FILTERS = ("forget", "remember", "compact")
 
@@ -123,7 +124,7 @@ class SubmitHost(Protocol):
     def submitter(self, session: Session) -> SubmitController: ...
 
 
-class SubmitController(TurnQuestions):
+class SubmitController(TurnQuestions, CommandFlows):
     """Enter and the reviews of one session's proposals, for one host."""
 
     def __init__(self, host: SubmitHost, session: Session, screens: Screens,
@@ -171,6 +172,8 @@ class SubmitController(TurnQuestions):
 
                 host.run_worker(ask(host, session, agent_id, parsed, self.screens.side),
                                 group="btw")
+            elif name == "wait":  # waits beside the screen; Esc stops it (cancel_turns)
+                host.run_worker(self._wait(agent_id, parsed), group="wait")
             else:
                 await host.show_end()
                 # Its output arrives as a logged event; a proposal waits for the preview.
@@ -318,56 +321,6 @@ class SubmitController(TurnQuestions):
             if shown:
                 shown[0].finish()
         return None
-
-    async def _recall(self, agent_id: str, parsed: ParsedCommand) -> None:
-        """/recall QUERY (its progress as /forget's): the hits in the scrollback, then a dialog
-        to bring back those out of the context (screens/recall.py) through `/restore IDS`."""
-        await self.host.show_end()
-        outcome = await self._progressed(agent_id, parsed)
-        if outcome is None:
-            return
-        if isinstance(outcome, Pending):
-            self.review(outcome)
-            return
-        screen = await self.screens.recall(self.session, agent_id, parsed.args, outcome)
-        if screen is None:
-            return
-
-        def done(ids: list[int] | None) -> None:
-            if ids:
-                self.host.run_worker(self._restore(agent_id, ids), group="preview")
-
-        self.host.push_screen(screen, done)
-
-    async def _history(self, agent_id: str, parsed: ParsedCommand) -> None:
-        """/history: its lines in the scrollback, then the list (screens/history.py) to
-        take the context back to just before one change, through `/undo --to ID`."""
-        await self.host.show_end()
-        try:
-            outcome = await self.session.propose(agent_id, parsed)
-            screen = self.screens.history and self.screens.history(self.session, agent_id, outcome)
-        except CommandError as exc:
-            self._failed(parsed.text, exc)
-            return
-        def done(change: int | None) -> None:
-            if change is not None:
-                self.host.run_worker(self._run(agent_id, f"/undo --to {change}"), group="preview")
-
-        if screen is not None:
-            self.host.push_screen(screen, done)
-
-    async def _run(self, agent_id: str, text: str) -> None:
-        """A command a dialog chose, as typed; its failure a note in the scrollback."""
-        try:
-            await self.session.command(agent_id, text)
-        except CommandError as exc:
-            self.host.note("error", f"Error: {exc}")
-
-    async def _restore(self, agent_id: str, ids: list[int]) -> None:
-        """What /recall's dialog brings back: exactly what `/restore IDS` writes."""
-        from ikigai_tui.core.tools.filter_context import id_ranges
-
-        await self._run(agent_id, f"/restore {id_ranges(sorted(ids))}")
 
     def _answer(self, pending: Pending, verdict: Verdict) -> None:
         self.host.run_worker(self._answered(pending, verdict), group="preview")

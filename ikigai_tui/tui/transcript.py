@@ -35,13 +35,15 @@ def item_from_event(event: Event) -> Item | None:
     if event.kind == "command":
         if p.get("source") == "llm":  # run by the slash tool: its call and result show it
             return None
-        return Item(event.id, "command", str(p.get("text") or ""),
+        text = str(p.get("text") or "") + (" · woken by mail" if p.get("source") == "wake" else "")
+        return Item(event.id, "command", text,
                     {"output": list(p.get("output") or []), "source": p.get("source")})
     if event.kind == "error":
         return Item(event.id, "error", str(p.get("message") or ""))
     if event.kind == "mail":  # arrived: a line in the recipient's scrollback
         sender = p.get("from_label") or str(p.get("from") or "?")[:6]
-        return Item(event.id, "mail", str(p.get("text") or ""), {"from": str(sender)})
+        what = ("report" if p.get("ok", True) else "failure report") if p.get("report") else "mail"
+        return Item(event.id, "mail", str(p.get("text") or ""), {"from": str(sender), "what": what})
     return None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ikigai_tui.core.errors import CommandError
+from ikigai_tui.core.mailbox import MailSettings
 from ikigai_tui.core.session import Session, SessionSettings
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
@@ -16,6 +17,18 @@ from tests.integration.session_helpers import build_tree, fork, msgs, talk
 
 
 # -- mail -----------------------------------------------------------------------------
+
+# Mail here waits for /check-mail (mail = "manual"): mail that wakes is test_mail_wake's.
+MANUAL = SessionSettings(mail=MailSettings("manual"))
+
+
+@pytest.fixture
+async def session(db_path):
+    store = await Store.open(db_path)
+    sess = await Session.open(store, Providers(), MANUAL)
+    yield sess
+    await sess.close()
+    await store.close()
 
 
 async def test_send_and_check_mail(session):
@@ -84,7 +97,7 @@ async def fixed_session(db_path):
     ids = iter(["0123456" + "0" * 25, "abc1234" + "0" * 25, "abc1235" + "0" * 25,
                 "fedcba" + "9" * 26])
     store = await Store.open(db_path)
-    session = await Session.open(store, Providers(), SessionSettings(), new_id=lambda: next(ids))
+    session = await Session.open(store, Providers(), MANUAL, new_id=lambda: next(ids))
     yield session
     await session.close()
     await store.close()
@@ -147,7 +160,7 @@ async def test_agents_persist_across_reopen(session, db_path):
 
     store = await Store.open(db_path)
     try:
-        again = await Session.open(store, Providers(), SessionSettings())
+        again = await Session.open(store, Providers(), MANUAL)
         after = {x.id: (x.parent_id, x.name, x.status, x.model) for x in again.tree}
         assert after == before
         assert again.tree.root.id == root

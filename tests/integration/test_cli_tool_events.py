@@ -32,6 +32,7 @@ SAMPLES: dict[str, dict] = {
     "fork": {"child": "a1b2c3", "mark": None, "mark_event": None},
     "kill": {"by": "a1b2c3"}, "mail": {"from": "a1b2c3", "text": "done"},
     "rename": {"name": "builder", "previous": "worker"},
+    "revive": {"by": "a1b2c3"}, "mail_mode": {"mode": "wake"},
     "mail_read": {"ids": [12]}, "model": {"model": "openai/gpt-4o"},
     "pin": {"text": "use tabs"}, "unpin": {"index": 1},
     "budget": {"budget": 50_000, "previous": 100_000},
@@ -66,6 +67,14 @@ def test_every_kind_of_event_is_one_line_of_words_in_the_log():
         "btw": "#10 btw: side question to m (in no context): what is left? -> The tests. Then "
                "the docs.",
     }
+    mail = {"kind": "mail", "from": "b4", "text": "all\ndone", "report": True}
+    assert [event_line(Event(10, "a", e.pop("kind"), e, 0.0), {}) for e in (
+        {"kind": "revive", "by": "r0"}, {"kind": "mail_mode", "mode": "wake"}, dict(mail),
+        {**mail, "ok": False}, {"kind": "fork", "parent": "r0", "parent_event": 2,
+                                "mail": "manual", "report": True})] == [
+        "#10 revive: revived by r0", "#10 mail_mode: mail mode wake",
+        "#10 mail: report from b4: all done", "#10 mail: failure report from b4: all done",
+        "#10 fork: forked from r0 (its event #2), mail manual, reports home"]
     restore = Event(11, "a", "tool_output", {"action": "restore", "ids": [5]}, 0.0)
     assert event_line(restore, {}) == "#11 tool_output: restored the output of 1 tool result (ids 5)"
     granted = Event(9, "a", "permission", SAMPLES["permission"], 0.0)

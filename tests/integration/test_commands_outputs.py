@@ -180,7 +180,7 @@ async def test_help(session):
     for spec in REGISTRY:
         assert any(line.startswith(spec.usage) for line in out.lines), spec.name
     out = await session.command(root, "/help fork")
-    assert out.lines[0] == "/fork [MARK] [--model M] [--name N] [PROMPT]"
+    assert out.lines[0] == "/fork [MARK] [--model M] [--name N] [--mail wake|manual] [--report] [PROMPT]"
     assert "  The LLM may call it." in out.lines
     out = await session.command(root, "/help /undo")
     assert out.lines[0] == "/undo"

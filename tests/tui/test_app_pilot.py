@@ -206,8 +206,8 @@ async def test_tab_completes_slash_commands_and_mark_names(bench):
         await settle(pilot)
         prompt = app.prompt_input
 
-        # /ma is ambiguous (/mark, /marks): it extends to the common prefix, lists both
-        await type_text(pilot, "/ma")
+        # /mar is ambiguous (/mark, /marks): it extends to the common prefix, lists both
+        await type_text(pilot, "/mar")
         await pilot.press("tab")
         assert prompt.text == "/mark"
         assert prompt.border_subtitle is not None

@@ -11,7 +11,7 @@ async def test_mail_shows_in_the_recipients_scrollback_live_and_after_a_restart(
     async with bench.prep() as session:
         root = root_id(session)
         await say(session, root, "Parent talk.")
-        await session.command(root, "/fork --name kid")
+        await session.command(root, "/fork --name kid --mail manual")  # mail waits for it
         await session.command(root, "/send kid please look at the tests\nsecond line")
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:

@@ -12,6 +12,7 @@ import math
 
 import pytest
 
+from ikigai_tui.core.mailbox import MailSettings
 from ikigai_tui.core.tokens.window import CONTEXT_FULL
 from ikigai_tui.tui.screens.help import HelpScreen
 from ikigai_tui.tui.screens.preview import PreviewScreen
@@ -92,6 +93,8 @@ async def _tree(session) -> None:
     research = agent_named(session, "research")
     await session.command(research, "/fork --name critic Check the sources.")
     await session.wait_idle()
+    # Their mail waits, unread: as with mail = "manual" in the config.
+    session.settings = session.settings._replace(mail=MailSettings("manual"))
     await session.command(root, "/send research Please also look at forks.")
     await session.command(root, "/send research And at marks.")
     await session.command(root, "/send writer Draft the introduction.")

@@ -19,13 +19,14 @@ from .conftest import agent_named, idle, root_id, say, send_text, settle
 SMALL = (80, 24)
 
 
-async def _family(bench, *names: str, long_talk: bool = False) -> None:
-    """A root that talked, with children named `names` (forked waiting)."""
+async def _family(bench, *names: str, long_talk: bool = False, mail: str = "") -> None:
+    """A root that talked, with children named `names` (forked waiting; `mail`: their
+    /fork's --mail)."""
     async with bench.prep() as session:
         root = root_id(session)
         await say(session, root, "Parent talk. " + ("words " * 40 if long_talk else ""))
         for name in names:
-            await session.command(root, f"/fork --name {name}")
+            await session.command(root, f"/fork --name {name}" + (f" --mail {mail}" if mail else ""))
 
 
 def _row(app, agent_id: str) -> str:
@@ -43,7 +44,7 @@ def _toasts(app) -> list[str]:
 
 
 async def test_a_background_agents_turn_end_and_mail_badge_it_and_toast_until_it_is_shown(bench):
-    await _family(bench, "kid")
+    await _family(bench, "kid", mail="manual")  # mail waits: a woken turn is news of its own
     app = bench.app()
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(pilot)

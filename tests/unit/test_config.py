@@ -103,3 +103,23 @@ def test_concurrency_per_provider_from_file_then_environment(tmp_path):
     path.write_text("concurrency = 0\n")
     with pytest.raises(ConfigError, match="line 1.*1 or more"):
         load(config_path=str(path), env={})
+
+
+def test_mail_settings_from_the_file_and_the_environment(tmp_path):
+    """Issue 27: mail (wake | manual; unset: children wake, the root does not), the woken
+    turns in a row, the LLM's /wait timeout; IKIGAI_MAIL over the file; bad values refused."""
+    cfg = load(config_path=str(tmp_path / "none.toml"), env={})
+    assert (cfg.mail, cfg.wake_limit, cfg.wait_timeout) == (None, 10, 600.0)
+    path = tmp_path / "c.toml"
+    path.write_text('mail = "manual"\nwake_limit = 3\nwait_timeout = 30\n')
+    cfg = load(config_path=str(path), env={})
+    assert (cfg.mail, cfg.wake_limit, cfg.wait_timeout) == ("manual", 3, 30.0)
+    assert load(config_path=str(path), env={"IKIGAI_MAIL": "wake"}).mail == "wake"
+    with pytest.raises(ConfigError, match="IKIGAI_MAIL='often' must be \"wake\" or \"manual\""):
+        load(config_path=str(path), env={"IKIGAI_MAIL": "often"})
+    for text, words in (('mail = "often"', "'mail' must be \"wake\" or \"manual\""),
+                        ("wake_limit = 0", "'wake_limit' must be 1 or more"),
+                        ("wait_timeout = 0", "'wait_timeout' must be more than 0 seconds")):
+        path.write_text(text + "\n")
+        with pytest.raises(ConfigError, match=words):
+            load(config_path=str(path), env={})

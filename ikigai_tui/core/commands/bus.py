@@ -59,9 +59,11 @@ class CommandBus:
                  replayer: Callable[[str], Awaitable[Replayer]],
                  commit: Callable[[WriteBatch], Awaitable[Any]],
                  dead_error: Callable[[str], CommandError],
-                 busy_elsewhere: Callable[[str], Awaitable[None]] | None = None) -> None:
+                 busy_elsewhere: Callable[[str], Awaitable[None]] | None = None,
+                 on_dead: frozenset[str] = frozenset()) -> None:
         self.registry = registry
         self.read_only = read_only
+        self.on_dead = on_dead  # commands that write from a dead agent: /fork, /revive
         self._services = services
         self._replayer = replayer
         self._commit = commit
@@ -81,7 +83,7 @@ class CommandBus:
             raise CommandError(f"/{spec.name} is for the human only")
         services = self._services()
         agent = services.tree[agent_id]
-        if agent.dead and spec.name not in self.read_only:
+        if agent.dead and spec.name not in self.read_only | self.on_dead:
             raise self._dead_error(agent_id)
         replayer = await self._replayer(agent_id)
         queued = self.deferred.get(agent_id, ())
@@ -154,7 +156,7 @@ class CommandBus:
     async def _finish(self, c: CommandContext, text: str, result: CommandResult,
                       defer: bool = True) -> CommandResult:
         agent, spec = c.agent, c.spec
-        if agent.dead and len(c.batch.events) > 1:  # e.g. /model NAME on a dead agent
+        if agent.dead and spec.name not in self.on_dead and len(c.batch.events) > 1:  # /model NAME
             raise self._dead_error(agent.id)
         c.batch.events[0].payload["output"] = list(result.lines)
         if defer and agent.in_turn and (spec.deferred or (spec.name == "check-mail" and c.source != "llm")):

@@ -85,6 +85,8 @@ class CommandServices:
     # messages) and the gateway it goes through.
     plan: Callable[..., Awaitable[Any]] | None = None
     gateway: Callable[[], Any] | None = None
+    # Mail that acts (core/mailwake.py: MailWake): modes, /wait, the mail settings
+    mail: Callable[[], Any] | None = None
 
 
 @dataclass

@@ -111,20 +111,47 @@ REGISTRY = Registry([
     CommandSpec("restore", "/restore [--dry-run] [--preview] IDS",
                 "Bring messages of this agent or its ancestors back into the context.",
                 _lazy("restore", "restore"), deferred=True, details=_RESTORE_DETAILS),
-    CommandSpec("fork", "/fork [MARK] [--at ID] [--model M] [--name N] [PROMPT]",
+    CommandSpec("fork", "/fork [MARK] [--at ID] [--model M] [--name N] [--mail wake|manual] "
+                "[--report] [PROMPT]",
                 "Create a child agent with this context (or only what follows MARK).",
                 _lazy("agents", "fork"), llm=True,
                 details="With PROMPT the child starts working at once. With --at ID the child "
-                        "gets the context up to and including the entry ID (a tool call "
-                        "with its result)."),
+                "gets the context up to and including the entry ID (a tool call with its "
+                "result). --mail sets the child's mail mode (see /mail; by default the "
+                "parent's when set, else the config's mail, else wake). --report: each time "
+                "the child goes idle after a turn that answered its prompt or mail, its final "
+                "reply (or its failure) is mailed to this agent, marked a report. A dead agent "
+                "can fork too: the child is alive, with the dead agent's context."),
     CommandSpec("send", "/send AGENT MESSAGE", "Put a message in another agent's inbox.",
                 _lazy("agents", "send"), llm=True,
                 details="The LLM may send only to its own descendants and its ancestors."),
     CommandSpec("check-mail", "/check-mail", "Read unread mail into the context.",
                 _lazy("agents", "check_mail"), llm=True),
+    CommandSpec("mail", "/mail [wake|manual]", "Show or set whether mail wakes this agent.",
+                _lazy("mail", "mail"),
+                details="wake: mail arriving while the agent is idle makes it read its mail "
+                "(/check-mail) and take a turn by itself; mail arriving during a turn waits "
+                "for its end, then wakes it once for all of it. manual: mail waits for "
+                "/check-mail. Recorded in the log; children forked afterwards inherit it. "
+                "Without /mail: the config's mail, else wake for a child and manual for the "
+                "root. After wake_limit (10) woken turns in a row without a message from you, "
+                "mail no longer wakes it until you write to it. A dead agent never wakes."),
+    CommandSpec("wait", "/wait AGENT... [--timeout SECONDS]",
+                "Wait until the agents are idle, then show their latest replies.",
+                _lazy("mail", "wait"), llm=True,
+                details="Idle or dead, here or in another ikigai process. Each reply is cut "
+                "at 2000 characters (its message id names the whole). Esc stops the wait. "
+                "Refused for the agent itself and its ancestors (it would never end). The "
+                "LLM's wait ends after wait_timeout (600 s) unless it gives --timeout; the "
+                "reports of the agents it waited for are marked read (the result holds them)."),
     CommandSpec("kill", "/kill AGENT", "Stop an agent and its descendants.",
                 _lazy("agents", "kill"), llm=True,
                 details="The root cannot be killed; the LLM may kill only its own descendants."),
+    CommandSpec("revive", "/revive AGENT", "Bring a killed agent back, its context as it was.",
+                _lazy("agents", "revive"),
+                details="The agent is idle again and takes messages; its descendants stay dead "
+                "unless revived too. A turn the kill cut can be sent again with /retry there. "
+                "Recorded in the log (a revive event)."),
     CommandSpec("rename", "/rename AGENT NAME", "Give an agent a new name.",
                 _lazy("agents", "rename"),
                 details="AGENT by name or id (the root included, and dead agents). NAME: a "
@@ -174,5 +201,7 @@ REGISTRY = Registry([
 ])
 
 # Commands that change nothing, so they also work on a dead agent.
-READ_ONLY = frozenset({"marks", "context", "history", "agents", "model", "system", "budget", "pins", "help",
-                       "exit", "memory", "mcp"})
+READ_ONLY = frozenset({"marks", "context", "history", "agents", "model", "system", "budget",
+                       "pins", "help", "exit", "memory", "mcp", "mail"})
+# Commands that write from a dead agent: a child with its context, an agent revived.
+ON_DEAD = frozenset({"fork", "revive"})

@@ -1,4 +1,4 @@
-"""Agent commands: /fork /send /check-mail /kill /agents."""
+"""Agent commands: /fork /send /check-mail /kill /revive /rename /agents."""
 
 from __future__ import annotations
 
@@ -13,24 +13,33 @@ from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.errors import UsageError
 from ikigai_tui.core.commands.parse import CommandResult, is_mark_name
 from ikigai_tui.core.events import AgentRecord, EventRef
-from ikigai_tui.core.replay.replayer import Mark
+from ikigai_tui.core.mailbox import MODES, explicit_mode
+from ikigai_tui.core.replay.replayer import Mark, Replayer
 from ikigai_tui.core.handlers.entry_ref import context_entry
 
 _AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,31}$")
 
 
 def _fork_options(c: CommandContext, opts: dict[str, str]) -> bool:
-    """Read --model/--name options into opts; True when `--` ended them."""
+    """Read --model/--name/--mail options and the --report flag into opts; True when `--`
+    ended them."""
     while (token := c.args.peek_word()) is not None and token.startswith("--"):
         c.args.take()
         if token == "--":
             return True
         key, eq, value = token[2:].partition("=")
-        if key not in ("model", "name", "at"):
+        if key not in ("model", "name", "at", "mail", "report"):
             raise UsageError(f"unknown option '--{key}'")
         if key in opts:
             raise UsageError(f"--{key} given twice")
+        if key == "report":
+            if eq:
+                raise UsageError("--report takes no value")
+            opts[key] = "yes"
+            continue
         opts[key] = value if eq else c.args.require(f"value after --{key}")
+        if key == "mail" and opts[key] not in MODES:
+            raise UsageError(f"--mail takes wake or manual, not '{opts[key]}'")
         if not opts[key]:
             raise UsageError(f"empty value for --{key}")
     return False
@@ -71,6 +80,7 @@ async def fork(c: CommandContext) -> CommandResult:
     mark_event = mark.event_id if mark else None
     mark_name = mark.label if mark else None
     at = {"at_event": at_event} if at_event is not None else {}
+    mail = opts.get("mail") or await _inherited_mail(c)
     parent_side = c.add("fork", {"child": child_id, "mark": mark_name, "mark_event": mark_event,
                                  **at})
     c.batch.new_agents.append(AgentRecord(
@@ -82,6 +92,8 @@ async def fork(c: CommandContext) -> CommandResult:
         "mark_event": mark_event, "model": model, "budget": c.services.budget_of(c.agent),
         "name": name,  # so that the agents rows can be rebuilt from the log
         **at,
+        # its mail mode when set (core/mailbox.py), and whether its replies go home
+        **({"mail": mail} if mail else {}), **({"report": True} if "report" in opts else {}),
     }, agent_id=child_id)
     if prompt:
         c.add("user", {"content": prompt}, agent_id=child_id)
@@ -94,7 +106,15 @@ async def fork(c: CommandContext) -> CommandResult:
     return CommandResult([f"Forked. Child: {c.tree.short_id(child_id)}{suffix}"], data=child_id)
 
 
-_OPTION = re.compile(r"--(name|model|at)(=.*)?")
+_OPTION = re.compile(r"--(name|model|at|mail)(=.*)?|--report")
+
+
+async def _inherited_mail(c: CommandContext) -> str | None:
+    """The parent's mail mode when its own events set it: the child inherits it."""
+    mode = explicit_mode(c.replayer)
+    return mode.mode if mode is not None else None
+
+
 _WORD = re.compile(r"[A-Za-z0-9_.:-]+")
 
 
@@ -186,7 +206,8 @@ async def check_mail(c: CommandContext) -> CommandResult:
     for mail_id, mail in unread.items():
         sender = mail.get("from")
         who = c.tree.label(sender) if sender in c.tree else str(sender)
-        text = f"Mail from {who}: {mail.get('text', '')}"
+        what = ("Report" + ("" if mail.get("ok", True) else " (failed)")) if mail.get("report") else "Mail"
+        text = f"{what} from {who}: {mail.get('text', '')}"
         lines.append(text)
         if c.source != "llm":
             # The LLM gets its mail in the tool result; a user message mid-turn would
@@ -221,6 +242,26 @@ async def kill(c: CommandContext) -> CommandResult:
     others = len(victims) - 1
     more = f" and {others} descendant{'s' if others != 1 else ''}" if others else ""
     return CommandResult([f"Killed {tree.label(target.id)}{more}."])
+
+
+async def revive(c: CommandContext) -> CommandResult:
+    """/revive AGENT: a killed agent is idle again, its context as it was (a `revive`
+    event); its descendants stay dead unless revived too."""
+    ref = c.args.require("AGENT")
+    c.args.done()
+    tree = c.tree
+    target = tree.resolve(ref)
+    if not target.dead:
+        raise CommandError(f"agent {tree.label(target.id)} is not dead")
+    c.add("revive", {"by": c.agent.id}, agent_id=target.id)
+    c.batch.agent_updates.append((target.id, "status", "idle"))
+    line = f"Revived {tree.label(target.id)}: idle, its context as it was."
+    if c.services.replayer is not None and unanswered_in(await c.services.replayer(target.id)):
+        line += " Its last message was not answered: /retry there sends it again."
+    dead = sum(1 for a in tree.descendants(target.id) if a.dead)
+    if dead:
+        line += f" {dead} descendant{'s' if dead != 1 else ''} stay dead (/revive each)."
+    return CommandResult([line], data=target.id)
 
 
 async def rename(c: CommandContext) -> CommandResult:
@@ -273,3 +314,11 @@ def format_tree(c: CommandContext, statuses: dict[str, tuple[str, dict | None]] 
         status = status_words(*(statuses or {}).get(agent.id, (agent.status, None)))
         lines.append(f"{'  ' * depth}{tree.label(agent.id)}  {status}  {agent.model}{mail}{here}")
     return lines
+
+
+def unanswered_in(replayer: Replayer) -> bool:
+    """Whether the context ends with a user message flagged unanswered (a cut turn)."""
+    if not replayer.ctx:
+        return False
+    entry = replayer.ctx[next(reversed(replayer.ctx))]
+    return entry[1] == "user" and "failed" in entry[2]

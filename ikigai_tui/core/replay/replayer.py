@@ -340,7 +340,7 @@ class Replayer(ReplayQueries):
             self.unread.pop(mail_id, None)
 
     def _on_kill(self, row: EventRow) -> None:
-        self.dead = True
+        self.dead = row[1] == "kill"  # a `revive` brings it back
 
     def _on_unanswered(self, row: EventRow) -> None:
         """A turn that failed or was cancelled with its user message unanswered: the entry
@@ -378,6 +378,7 @@ _HANDLERS = {
     "mail": Replayer._on_mail,
     "mail_read": Replayer._on_mail_read,
     "kill": Replayer._on_kill,
+    "revive": Replayer._on_kill,
     "fork": Replayer._on_fork,
     "error": Replayer._on_unanswered,
     "interrupted": Replayer._on_unanswered,

@@ -9,7 +9,7 @@ import json
 from ikigai_tui.core.agents import derive_agents
 from ikigai_tui.core.events import AgentRecord, Event
 
-KINDS = ("fork", "model", "kill", "rename")
+KINDS = ("fork", "model", "kill", "revive", "rename")
 
 
 async def rebuild_agents(store) -> list[AgentRecord]:
