@@ -33,7 +33,7 @@ import figure
 from gen_text import run_of_words, vocabulary
 from ikigai_tui.core.replay.replayer import Replayer
 from ikigai_tui.core.replay.request import build_messages, system_text
-from ikigai_tui.core.session import DEFAULT_BUDGET
+from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
 from ikigai_tui.core.tokens.counter import TokenCounter
 from ikigai_tui.core.tools import tool_schemas
 from ikigai_tui.core.tokens.window import ContextMeter

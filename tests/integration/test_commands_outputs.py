@@ -180,10 +180,11 @@ async def test_help(session):
     for spec in REGISTRY:
         assert any(line.startswith(spec.usage) for line in out.lines), spec.name
     out = await session.command(root, "/help fork")
-    assert out.lines[0] == "/fork [MARK] [--model M] [--name N] [--mail wake|manual] [--report] [PROMPT]"
+    assert out.lines[0] == ("/fork [MARK] [--at ID] [--model M] [--name N] [--mail wake|manual] [--report] "
+                            "[PROMPT]")
     assert "  The LLM may call it." in out.lines
     out = await session.command(root, "/help /undo")
-    assert out.lines[0] == "/undo"
+    assert out.lines[0] == "/undo [--to ID]"
     assert "  Human only." in out.lines
 
 

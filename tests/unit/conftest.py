@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ikigai_tui.core.session import DEFAULT_BUDGET, Session, SessionSettings
+from ikigai_tui.core.session import Session, SessionSettings
+from ikigai_tui.core.tokens.limits import DEFAULT_BUDGET
 from ikigai_tui.store.sqlite.store import Store
 from ikigai_tui.llm.providers import Providers
 
