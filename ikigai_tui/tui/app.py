@@ -50,6 +50,7 @@ from ikigai_tui.tui.widgets.prompt import PromptInput
 from ikigai_tui.tui.widgets import strip_cycles
 from ikigai_tui.tui.startup import AfterFirstFrame
 from ikigai_tui.tui.warmup import markdown_ready
+from ikigai_tui.tui.zoom import PaneZoom
 
 if TYPE_CHECKING:
     from ikigai_tui.tui.submit import SubmitController
@@ -59,7 +60,7 @@ SessionCloser = Callable[[Session], Awaitable[None]]
 
 
 class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, QueueActions,
-                NewsToasts, App[None]):
+                NewsToasts, PaneZoom, App[None]):
     CSS_PATH = [stylesheet("app.tcss"), stylesheet("widgets.tcss")]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
