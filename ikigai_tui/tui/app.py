@@ -15,7 +15,6 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Static
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.errors import CommandError
@@ -36,7 +35,7 @@ from ikigai_tui.tui.keys import key_name
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import MAX_PANES, Panes
-from ikigai_tui.tui.status import status_text
+from ikigai_tui.tui.status import StatusLine, status_text
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.news import NewsToasts
@@ -161,7 +160,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, MainScreenActions, 
             self.exit(return_code=1)
 
     def compose(self) -> ComposeResult:
-        self.status_line = Static("", id="status")
+        self.status_line = StatusLine(id="status")
         self.agent_tree = AgentTreeView(id="tree")
         self.gauge = ContextGauge(id="gauge")
         self.prompt_input = PromptInput(completer=self._complete, recall=self.take_back,
