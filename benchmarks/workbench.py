@@ -162,8 +162,10 @@ def figures(quick: bool = False) -> Iterator[str]:
                 f"p95 {_ms(r['key_p95'])}, worst {_ms(r['key_worst'])}; the key handled "
                 f"(in the input) after {_ms(r['key_handled_median'])} median; {r['keys']} keys "
                 f"while {r['streaming']} agents stream ({r['chunks']:,} pieces, "
-                f"{r['chunks_per_s']:.0f}/s, {r['frames']} frames in {r['seconds']:.1f} s); "
-                f"{AGENTS} agents x {MESSAGES:,} messages, 3 panes")
+                f"{r['chunks_per_s']:.0f}/s, {r['frames']} frames in {r['seconds']:.1f} s, "
+                f"a frame's layout + paint {_ms(r['frame_cpu_median'])} CPU median, frames "
+                f"{r['frame_cpu_total']:.0%} of the run); {AGENTS} agents x {MESSAGES:,} messages, "
+                f"3 panes; the process had {r['cpu_share']:.0%} of a core")
             yield fmt(
                 "workbench_tree_refresh_ms", _ms(r["tree_median"]), f"<= {TREE_GOAL_MS:g} ms",
                 r["tree_median"] * 1e3 <= TREE_GOAL_MS,

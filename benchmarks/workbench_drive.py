@@ -78,6 +78,7 @@ def quantile(values: list[float], q: float) -> float:
 async def drive(db: str, keys: int) -> dict:
     from textual import events
     from textual.app import App
+    from textual.screen import Screen
 
     from ikigai_tui.core.notices import StreamDelta
     from ikigai_tui.llm import providers
@@ -121,6 +122,24 @@ async def drive(db: str, keys: int) -> dict:
                 waiting["event"].set()
 
         App._display = _display
+        frame_cpu: list[float] = []  # CPU seconds of each screen update (layout + paint)
+        originals = {name: getattr(Screen, name) for name in ("_refresh_layout", "_compositor_refresh")}
+        nested = [0]
+
+        def timed(name):
+            def run(self, *args, **kwargs):
+                t0 = time.thread_time()
+                nested[0] += 1
+                try:
+                    return originals[name](self, *args, **kwargs)
+                finally:
+                    nested[0] -= 1
+                    if not nested[0]:
+                        frame_cpu.append(time.thread_time() - t0)
+            return run
+
+        for name in originals:
+            setattr(Screen, name, timed(name))
         prompt = app.prompt_input
         edit = prompt.edit
 
@@ -176,6 +195,8 @@ async def drive(db: str, keys: int) -> dict:
         counted_before = sum(pieces.values())
         frames_before = frames[0]
         done = asyncio.Event()
+        del frame_cpu[:]
+        cpu_start = time.process_time()
         t_start = perf()
         async with LagProbe() as probe:
             refresher = asyncio.create_task(refresh_tree(done))
@@ -183,6 +204,8 @@ async def drive(db: str, keys: int) -> dict:
             done.set()
             await refresher
         seconds = perf() - t_start
+        cpu = time.process_time() - cpu_start
+        updates = [t for t in frame_cpu if t > 0.0005]  # those that laid out or painted
         chunks = sum(pieces.values()) - counted_before
         frames_run = frames[0] - frames_before
         live = [p for p in panes if p.agent_id in shown and p.scrollback._stream is not None]
@@ -198,6 +221,8 @@ async def drive(db: str, keys: int) -> dict:
         if slow:
             problems.append(f"workbench: {len(slow)} agent(s) streamed at under half the pace")
         App._display = display
+        for name, method in originals.items():
+            setattr(Screen, name, method)
         return {
             "key_median": statistics.median(key_times), "key_p95": quantile(key_times, 0.95),
             "key_worst": max(key_times), "key_handled_median": statistics.median(handled),
@@ -208,6 +233,8 @@ async def drive(db: str, keys: int) -> dict:
             "rows_median": statistics.median(row_times) if row_times else 0.0,
             "stall": probe.longest_ms / 1e3, "stalls_over_16": len(probe.over(16)),
             "stalls_over_50": len(probe.over(50)), "problems": problems,
+            "cpu_share": cpu / seconds, "frame_cpu_median": statistics.median(updates),
+            "frame_cpu_total": sum(frame_cpu) / seconds,
         }
 
 
