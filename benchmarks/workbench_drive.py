@@ -219,7 +219,8 @@ async def drive(db: str, keys: int) -> dict:
             problems.append("workbench: the input does not hold the keys typed")
         slow = [a for a, n in pieces.items() if n < 0.5 * (seconds + WARM) / PIECE_EVERY]
         if slow:
-            problems.append(f"workbench: {len(slow)} agent(s) streamed at under half the pace")
+            problems.append(f"workbench: {len(slow)} agent(s) streamed at under half the pace asked "
+                            f"({1 / PIECE_EVERY:.0f} pieces a second each): the loop did not keep up")
         App._display = display
         for name, method in originals.items():
             setattr(Screen, name, method)
