@@ -31,11 +31,9 @@ headless; every frame's escape sequences are generated as a terminal's would be
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -51,7 +49,6 @@ from figure import main as figures_main  # noqa: E402
 from ikigai_tui.core.events import AgentRecord, WriteBatch  # noqa: E402
 from ikigai_tui.store.sqlite.store import Store  # noqa: E402
 
-perf = time.perf_counter
 DRIVER = HERE / "workbench_drive.py"
 WORKBENCH_GEN_VERSION = 1
 AGENTS = 20
@@ -68,17 +65,9 @@ def db_path() -> Path:
 
 
 def ensure_db() -> Path:
-    path = db_path()
-    if path.exists():
-        return path
-    gen.DATA.mkdir(parents=True, exist_ok=True)
-    for stale in gen.DATA.glob(f"workbench-{AGENTS}x{MESSAGES}-v*"):
-        if not stale.name.startswith(path.stem):
-            stale.unlink()
-    print(f"generating the workbench database ({AGENTS} agents x {MESSAGES:,} messages) -> "
-          f"{path.relative_to(HERE.parent)} ...", flush=True)
-    subprocess.run([sys.executable, __file__, "gen", str(path)], check=True)
-    return path
+    return tui.ensure_cached(db_path(), f"workbench-{AGENTS}x{MESSAGES}-v*",
+                             f"the workbench database ({AGENTS} agents x {MESSAGES:,} messages)",
+                             [__file__, "gen"])
 
 
 async def _generate(path: Path, seed: int = 20261128) -> None:
@@ -123,18 +112,6 @@ async def _generate(path: Path, seed: int = 20261128) -> None:
         await store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         await store.close()
-
-
-def generate(path: Path) -> None:
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-        p.unlink(missing_ok=True)
-    t0 = perf()
-    asyncio.run(_generate(tmp))
-    for suffix in ("-wal", "-shm"):
-        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
-    os.replace(tmp, path)
-    print(f"  done in {perf() - t0:.1f} s", flush=True)
 
 
 def _ms(seconds: float) -> str:
@@ -188,7 +165,7 @@ def figures(quick: bool = False) -> Iterator[str]:
 def main(argv: list[str]) -> None:
     """`gen PATH`: write the database to PATH (ensure_db runs this); otherwise the figures."""
     if argv[:1] == ["gen"]:
-        generate(Path(argv[1]))
+        tui.write_cached(Path(argv[1]), _generate)
     else:
         figures_main(figures)
 

@@ -4,6 +4,8 @@ asked for three or four repaints of it a line), and a jump still moves it on scr
 
 from __future__ import annotations
 
+import contextlib
+
 from textual.geometry import Region
 
 from .conftest import SIZE, idle
@@ -18,12 +20,17 @@ def _painted_thumb(bar) -> list[int]:
             if any(seg.style and (seg.style.reverse or seg.text.strip()) for seg in strip)]
 
 
-async def test_a_reply_streaming_at_the_end_does_not_repaint_the_bar(bench):
+@contextlib.asynccontextmanager
+async def _long_history(bench):
+    """(pilot, scrollback, its bar): the app on 10,000 messages, shown at their end."""
     await ten_thousand(bench)
-    app = bench.app()
-    async with app.run_test(size=SIZE) as pilot:
+    async with bench.app().run_test(size=SIZE) as pilot:
         sb = await ready(pilot)
-        bar = sb.vertical_scrollbar
+        yield pilot, sb, sb.vertical_scrollbar
+
+
+async def test_a_reply_streaming_at_the_end_does_not_repaint_the_bar(bench):
+    async with _long_history(bench) as (pilot, sb, bar):
         drawn: list[int] = []
         render = bar.render
         bar.render = lambda: (drawn.append(1), render())[1]
@@ -39,11 +46,7 @@ async def test_a_reply_streaming_at_the_end_does_not_repaint_the_bar(bench):
 
 
 async def test_a_jump_still_moves_the_painted_thumb(bench):
-    await ten_thousand(bench)
-    app = bench.app()
-    async with app.run_test(size=SIZE) as pilot:
-        sb = await ready(pilot)
-        bar = sb.vertical_scrollbar
+    async with _long_history(bench) as (pilot, _sb, bar):
         assert _painted_thumb(bar) == [bar.size.height - 1]
         await pilot.press("ctrl+home")
         await idle(pilot)

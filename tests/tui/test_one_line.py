@@ -4,6 +4,8 @@ of the whole screen (five streaming agents refresh the app several times a secon
 
 from __future__ import annotations
 
+import contextlib
+
 from .conftest import SIZE, idle, settle
 
 
@@ -20,12 +22,18 @@ def _watch_refreshes(widget) -> list[bool]:
     return asked
 
 
-async def test_a_refresh_that_changes_nothing_repaints_neither_line(bench):
+@contextlib.asynccontextmanager
+async def _settled(bench):
     async with bench.prep():
         pass
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        yield app, pilot
+
+
+async def test_a_refresh_that_changes_nothing_repaints_neither_line(bench):
+    async with _settled(bench) as (app, _pilot):
         status, gauge = _watch_refreshes(app.status_line), _watch_refreshes(app.gauge)
         before = app.status_line.render()
         app._show_status()
@@ -35,11 +43,7 @@ async def test_a_refresh_that_changes_nothing_repaints_neither_line(bench):
 
 
 async def test_a_new_status_is_shown_without_a_layout(bench):
-    async with bench.prep():
-        pass
-    app = bench.app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with _settled(bench) as (app, pilot):
         status = _watch_refreshes(app.status_line)
         app.store_trouble = "the database server is lost"
         app._show_status()
