@@ -64,6 +64,7 @@ import stall_figures  # noqa: E402
 import tools  # noqa: E402
 import window  # noqa: E402
 import tui  # noqa: E402
+import workbench  # noqa: E402
 
 from ikigai_tui.core.events import WriteBatch  # noqa: E402
 from ikigai_tui.core.session import Session, SessionSettings  # noqa: E402
@@ -75,8 +76,8 @@ embedders.use(default_embedder)  # sessions opened here match as the program's d
 from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 # The modules whose figures follow this file's own, in this order.
-MODULES = (window, tui, open_stall, stall_figures, big_message, feed, preview, forget,
-           matching, compact, pruned, files, tools, mcp_calls, postgres)
+MODULES = (window, tui, open_stall, stall_figures, workbench, big_message, feed, preview,
+           forget, matching, compact, pruned, files, tools, mcp_calls, postgres)
 OPEN_GOAL = 2.0
 SCALE_GOAL = 11.0
 APPEND_GOAL = 1.5

@@ -85,16 +85,21 @@ def db_path(n: int) -> Path:
 
 def ensure_db(n: int) -> Path:
     """The cached database of n messages; generated in a child process when missing."""
-    path = db_path(n)
+    return ensure_cached(db_path(n), f"tui-{n}-v*", f"the TUI database of {n:,} messages",
+                         [__file__, "gen", str(n)])
+
+
+def ensure_cached(path: Path, versions: str, what: str, argv: list[str]) -> Path:
+    """The cached database `path`; when missing, its other versions (the glob `versions`
+    in benchmarks/data/) go and `python argv... PATH` writes it, in a child process."""
     if path.exists():
         return path
     gen.DATA.mkdir(parents=True, exist_ok=True)
-    for stale in gen.DATA.glob(f"tui-{n}-v*"):
+    for stale in gen.DATA.glob(versions):
         if not stale.name.startswith(path.stem):
             stale.unlink()
-    print(f"generating the TUI database of {n:,} messages -> {path.relative_to(HERE.parent)} ...",
-          flush=True)
-    subprocess.run([sys.executable, __file__, "gen", str(n), str(path)], check=True)
+    print(f"generating {what} -> {path.relative_to(HERE.parent)} ...", flush=True)
+    subprocess.run([sys.executable, *argv, str(path)], check=True)
     return path
 
 
@@ -150,11 +155,16 @@ async def _generate(n: int, path: Path, seed: int = 20240602) -> None:
 
 
 def generate(n: int, path: Path) -> None:
+    write_cached(path, lambda tmp: _generate(n, tmp))
+
+
+def write_cached(path: Path, write) -> None:
+    """`write(tmp)` (a coroutine) fills a temporary file, which then becomes `path`."""
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         p.unlink(missing_ok=True)
     t0 = perf()
-    asyncio.run(_generate(n, tmp))
+    asyncio.run(write(tmp))
     for suffix in ("-wal", "-shm"):
         Path(f"{tmp}{suffix}").unlink(missing_ok=True)
     os.replace(tmp, path)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 MAIN_SCREEN_ACTIONS = frozenset({
     "focus_tree", "agent", "split", "close_pane", "next_pane", "toggle_tools", "scroll",
-    "toggle_tree", "tree_width", "copy_reply", "editor",
+    "toggle_tree", "tree_width", "copy_reply", "editor", "zoom",
 })
 TREE_MIN = 16  # the tree's narrowest (as styles/app.tcss's min-width)
 MAIN_MIN = 40  # the cells a key or a drag leaves the panes at least
@@ -54,6 +54,8 @@ class ActionsHost(AppHost, Protocol):
     def set_tree_width(self, width: int, *, keep: bool = False) -> None: ...
 
     def fit_tree(self) -> None: ...
+
+    def unzoom(self) -> None: ...  # (tui/zoom.py)
 
     def notify(self, message: str, *, severity: SeverityLevel = "information") -> None: ...
 
@@ -130,10 +132,13 @@ class MainScreenActions:
     # -- panes ---------------------------------------------------------------------
 
     async def action_split(self: ActionsHost) -> None:
+        self.unzoom()  # the new pane beside the others, seen
         await self.panes.split()
         self.schedule_refresh()
 
     async def action_close_pane(self: ActionsHost) -> None:
+        if len(self.panes.all()) > 1:
+            self.unzoom()  # closing the zoomed pane un-zooms
         await self.panes.close_active()
 
     async def action_next_pane(self: ActionsHost) -> None:

@@ -15,7 +15,6 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Static
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.errors import CommandError
@@ -38,7 +37,7 @@ from ikigai_tui.tui.keys import key_name
 from ikigai_tui.tui.messages import AgentsChanged, LogUnreadable, changes_agents, pane_message
 from ikigai_tui.tui.outbox import Outbox, QueueActions, QueuedLine
 from ikigai_tui.tui.panes import MAX_PANES, Panes
-from ikigai_tui.tui.status import status_text
+from ikigai_tui.tui.status import StatusLine, status_text
 from ikigai_tui.tui.styles_path import stylesheet
 from ikigai_tui.tui.terminal import StopOnSignal
 from ikigai_tui.tui.news import NewsToasts
@@ -51,6 +50,7 @@ from ikigai_tui.tui.widgets.prompt import PromptInput
 from ikigai_tui.tui.widgets import strip_cycles
 from ikigai_tui.tui.startup import AfterFirstFrame
 from ikigai_tui.tui.warmup import markdown_ready
+from ikigai_tui.tui.zoom import PaneZoom
 
 if TYPE_CHECKING:
     from ikigai_tui.tui.submit import SubmitController
@@ -60,7 +60,7 @@ SessionCloser = Callable[[Session], Awaitable[None]]
 
 
 class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, CursorActions, MainScreenActions,
-                QueueActions, NewsToasts, Attention, App[None]):
+                QueueActions, NewsToasts, Attention, PaneZoom, App[None]):
     CSS_PATH = [stylesheet("app.tcss"), stylesheet("widgets.tcss")]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}
@@ -162,7 +162,7 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, CursorActions, Main
             self.exit(return_code=1)
 
     def compose(self) -> ComposeResult:
-        self.status_line = Static("", id="status")
+        self.status_line = StatusLine(id="status")
         self.agent_tree = AgentTreeView(id="tree", hide_dead=self.attention_keeper.hide_dead)
         self.gauge = ContextGauge(id="gauge")
         self.prompt_input = PromptInput(completer=self._complete, recall=self.take_back,

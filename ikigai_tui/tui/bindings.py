@@ -54,6 +54,10 @@ APP: list[Binding] = [
             priority=True, id="out-of-context"),
     Binding("f9", "toggle('ids')", "Show/hide message ids", show=False, priority=True,
             id="ids"),
+    # Zoom (issue 27 item 7, tui/zoom.py): Ctrl+L reaches the program in every terminal
+    # and tmux, and neither the input (its TextArea) nor Textual binds it.
+    Binding("ctrl+l", "zoom", "Zoom the pane to the full width / back", show=False,
+            priority=True, id="zoom"),
     Binding("pageup", "scroll('page_up')", "Page up", show=False, priority=True, id="page-up"),
     Binding("pagedown", "scroll('page_down')", "Page down", show=False, priority=True,
             id="page-down"),

@@ -43,6 +43,7 @@ class Panes(Horizontal):
         self.panes: list[AgentPane] = []
         self.index = 0
         self.notes = Notes()
+        self.zoom_note: str | None = None  # zoomed (tui/zoom.py): the active pane alone, this in its title
 
     @property
     def active(self) -> AgentPane | None:
@@ -175,11 +176,21 @@ class Panes(Horizontal):
         self._mark_active()
         self.post_message(self.ActiveChanged(self.panes[index].agent_id))
 
+    def zoom(self, note: str | None) -> None:
+        """Show the active pane alone, `note` in its title (it follows the active pane);
+        None: every pane again."""
+        self.zoom_note = note
+        self._mark_active()
+
     def _mark_active(self) -> None:
+        zoomed = self.zoom_note is not None
+        last = self.index if zoomed else len(self.panes) - 1
         for i, pane in enumerate(self.panes):
             pane.set_class(i == self.index and len(self.panes) > 1, "-active")
             # (not :last-of-type, which is not looked at again when a pane closes)
-            pane.set_class(i == len(self.panes) - 1, "-last")
+            pane.set_class(i == last, "-last")
+            pane.display = not zoomed or i == self.index
+            pane.set_note(self.zoom_note if i == self.index else None)
 
     async def refresh_titles_and_rules(self, windows: Mapping[str, Window] | None = None) -> None:
         """Each pane's title and window rule; `windows`: those the caller just planned."""

@@ -6,6 +6,11 @@ from __future__ import annotations
 from rich.text import Text
 
 from ikigai_tui.tui.safe_text import sanitize
+from ikigai_tui.tui.widgets.one_line import OneLine
+
+
+class StatusLine(OneLine):
+    """The status line (its text: status_text)."""
 
 
 def status_text(label: str, model: str, db_label: str, trouble: str | None) -> Text:

@@ -8,11 +8,11 @@ The state (``normal`` / ``warning`` / ``critical`` / ``full``) is one CSS class 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from ikigai_tui.core.tokens.limits import STATES, format_tokens
 from ikigai_tui.core.tokens.words import SENT_LABEL, sent_line
 from ikigai_tui.tui.fit import fit_parts
+from ikigai_tui.tui.widgets.one_line import OneLine
 
 __all__ = ["STATES", "ContextGauge", "format_tokens", "gauge_text"]
 
@@ -46,7 +46,7 @@ def gauge_text(
     return text
 
 
-class ContextGauge(Static):
+class ContextGauge(OneLine):
     """One line; always visible for the focused agent."""
 
     DEFAULT_CSS = """

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from math import ceil
 from collections.abc import Iterable
 from collections.abc import Sequence, Sized
 from typing import TYPE_CHECKING, Protocol
@@ -125,6 +126,36 @@ class HistoryBar(ScrollBar):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._grab_offset: float | None = None
+        self._painted: tuple | None = None  # what the bar drew last depended on (_look)
+
+    def _look(self) -> tuple:
+        """Everything the bar's drawing depends on: its size, where the thumb stands
+        (among all the history, or Textual's by lines), hover and grab, the colours."""
+        styles = self.parent.styles  # type: ignore[union-attr]
+        thumb = self._thumb()  # in eighths of a cell, as Textual's renderer draws it
+        where = (None if thumb is None else (int(thumb[1] * 8), ceil(thumb[2] * 8)),
+                 None if thumb is not None else (self.window_virtual_size, self.window_size,
+                                                 self.position))
+        return (self.size, where, self.grabbed, self.mouse_over, self.app.theme,
+                styles.scrollbar_color, styles.scrollbar_background,
+                styles.scrollbar_color_hover, styles.scrollbar_background_hover,
+                styles.scrollbar_color_active, styles.scrollbar_background_active)
+
+    def refresh(self, *regions, **options):
+        """A repaint asked for while the bar would draw what it shows is skipped: each
+        line a reply streams into a pane changes its scrollback's size and scroll, and
+        Textual repaints the bar three or four times for it, where over a long history
+        the thumb does not move (with five agents streaming, a third of each frame)."""
+        if (not regions and not options.get("layout") and not options.get("recompose")
+                and self._painted is not None and self.parent is not None
+                and self._look() == self._painted):
+            return self
+        return super().refresh(*regions, **options)
+
+    def render(self):
+        if self.parent is not None:
+            self._painted = self._look()
+        return super().render()
 
     @property
     def scrollback(self) -> PagedView:

@@ -26,6 +26,8 @@ class AgentPane(Vertical):
         self.agent_id = agent_id
         self.scrollback = Scrollback(agent_id, pages)
         self.title = PaneTitle("", classes="pane-title")
+        self._parts: tuple[str, ...] = ()
+        self._note: str | None = None
 
     def compose(self) -> ComposeResult:
         yield self.title
@@ -33,4 +35,17 @@ class AgentPane(Vertical):
 
     def set_title(self, parts: tuple[str, ...]) -> None:
         """The title's parts (agent, status, model), shortened to the width by PaneTitle."""
-        self.title.show(parts)
+        self._parts = tuple(parts)
+        self._show_title()
+
+    def set_note(self, note: str | None) -> None:
+        """A last part of the title ("zoomed"), kept over the status and the model."""
+        self._note = note
+        self._show_title()
+
+    def _show_title(self) -> None:
+        if self._note is None:
+            self.title.show(self._parts)
+        else:  # the model, then the status go first; the note before the agent's name
+            drop = tuple(i for i in (2, 1) if i < len(self._parts))
+            self.title.show((*self._parts, self._note), drop=drop)
