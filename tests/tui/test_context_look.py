@@ -187,13 +187,13 @@ async def test_the_welcome_and_the_hidden_line_name_the_keys_the_keymap_binds(be
     """Keys moved in the config's [keymap] are the keys the welcome and the hidden-messages
     line name, not the defaults."""
     (bench.tmp_path / "no-config.toml").write_text(
-        '[keymap]\nhelp = "f10"\nsend = "ctrl+s"\nagents = "ctrl+y"\nout-of-context = "f7"\n',
+        '[keymap]\nhelp = "f10"\nsend = "ctrl+s"\nagents = "ctrl+y"\nout-of-context = "f12"\n',
         encoding="utf-8")
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         text = " ".join(all_lines(app.panes.active.scrollback))
-        for shown in ("F10 help", "Ctrl+S send", "Ctrl+Y agents", "F2 split", "F7 hides them"):
+        for shown in ("F10 help", "Ctrl+S send", "Ctrl+Y agents", "F2 split", "F12 hides them"):
             assert shown in text, shown
         for stale in ("F1 help", "Enter send", "Ctrl+T agents", "F8 hides"):
             assert stale not in text, stale
@@ -202,10 +202,10 @@ async def test_the_welcome_and_the_hidden_line_name_the_keys_the_keymap_binds(be
     app = bench.app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("f7")
+        await pilot.press("f12")
         await idle(pilot)
         hidden = [line for line in all_lines(app.panes.active.scrollback) if line.startswith("⊘")]
-        assert any("(F7 shows them)" in line for line in hidden), hidden
+        assert any("(F12 shows them)" in line for line in hidden), hidden
         assert not any("F8" in line for line in hidden), hidden
 
 
