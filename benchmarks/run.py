@@ -56,6 +56,7 @@ import forget  # noqa: E402
 import gen  # noqa: E402
 import matching  # noqa: E402
 import mcp_calls  # noqa: E402
+import find  # noqa: E402
 import open_stall  # noqa: E402
 import preview  # noqa: E402
 import postgres  # noqa: E402
@@ -76,7 +77,7 @@ embedders.use(default_embedder)  # sessions opened here match as the program's d
 from ikigai_tui.llm.providers import Providers  # noqa: E402
 
 # The modules whose figures follow this file's own, in this order.
-MODULES = (window, tui, open_stall, stall_figures, workbench, big_message, feed, preview,
+MODULES = (window, tui, open_stall, stall_figures, workbench, find, big_message, feed, preview,
            forget, matching, compact, pruned, files, tools, mcp_calls, postgres)
 OPEN_GOAL = 2.0
 SCALE_GOAL = 11.0

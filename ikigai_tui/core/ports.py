@@ -105,6 +105,11 @@ class Search(Protocol):
     async def search(self, query: str, ids: Iterable[str], limit: int = 50) -> list[Event]:
         """Full-text search over the messages of the given agents, best match first."""
 
+    async def search_keys(self, query: str, ids: Iterable[str],
+                          limit: int = 5000) -> list[tuple[int, str]]:
+        """The same search, newest first: (event id, agent id) only, no payload read (find
+        as you type in a pane: tui/find.py)."""
+
 
 class VectorBlock(NamedTuple):
     """Vectors of some messages, packed little-endian: `ids` (int64, ascending) and

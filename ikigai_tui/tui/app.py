@@ -25,6 +25,7 @@ from ikigai_tui.core.ports import StoreError
 from ikigai_tui.core.tokens.window import CONTEXT_FULL
 from ikigai_tui.support.heap import freeze_at_start, trim
 from ikigai_tui.tui.cursor_actions import CursorActions
+from ikigai_tui.tui.find_bar import FindActions
 from ikigai_tui.tui.actions import MainScreenActions
 from ikigai_tui.tui.attention import Attention
 from ikigai_tui.tui.completion import SlashCommands, completions
@@ -60,7 +61,7 @@ SessionCloser = Callable[[Session], Awaitable[None]]
 
 
 class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, CursorActions, MainScreenActions,
-                QueueActions, NewsToasts, Attention, PaneZoom, App[None]):
+                QueueActions, NewsToasts, Attention, PaneZoom, FindActions, App[None]):
     CSS_PATH = [stylesheet("app.tcss"), stylesheet("widgets.tcss")]
     TITLE = "ikigai"
     COMMANDS = App.COMMANDS | {SlashCommands}

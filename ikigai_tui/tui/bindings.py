@@ -67,6 +67,8 @@ APP: list[Binding] = [
     Binding("ctrl+n", "next_needing", "Next agent that needs you", show=False, priority=True,
             id="next-needing"),
     Binding("f6", "overview", "Agent overview", show=False, priority=True, id="overview"),
+    # Find in the active pane (issue 27 item 6; tui/find_bar.py).
+    Binding("ctrl+f", "find", "Find in the pane", show=False, priority=True, id="find"),
     # The cursor mode (issue 27 item 4: act on any message; tui/cursor_actions.py).
     Binding("f7", "cursor_mode", "Cursor mode", show=False, priority=True, id="cursor-mode"),
 ]

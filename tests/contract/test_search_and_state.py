@@ -60,3 +60,20 @@ async def test_search_takes_alternatives_of_each_word(backend):
         assert await log.search(fts_query("okapi schema"), ["a"]) == []
     finally:
         await log.close()
+
+
+async def test_search_keys_are_the_newest_ids_of_the_given_agents(backend):
+    """Find as you type (tui/find.py): ids and agents only, newest first, at most `limit`."""
+    log = await with_agents(backend, "a", "b")
+    try:
+        batch = WriteBatch()
+        batch.add("a", "user", {"content": "the database schema"})
+        batch.add("b", "user", {"content": "a database elsewhere"})
+        batch.add("a", "assistant", {"content": "databases are tables"})
+        first, other, second = await log.write(batch)
+        assert await log.search_keys('"datab"*', ["a"]) == [(second.id, "a"), (first.id, "a")]
+        assert await log.search_keys('"datab"* "sch"*', ["a", "b"]) == [(first.id, "a")]
+        assert await log.search_keys('"datab"*', ["a", "b"], 2) == [(second.id, "a"), (other.id, "b")]
+        assert await log.search_keys('"okapi"*', ["a"]) == []
+    finally:
+        await log.close()

@@ -121,6 +121,16 @@ class LogReads:
             "id LIMIT $3", tsquery, list(ids), limit)
         return [event_of(r) for r in rows]
 
+    async def search_keys(self, query: str, ids: Iterable[str],
+                          limit: int = 5000) -> list[tuple[int, str]]:
+        tsquery = ts_query(query)
+        if not tsquery:
+            return []
+        rows = await self._fetch(
+            "SELECT id, agent_id FROM events WHERE search @@ to_tsquery('simple', $1) "
+            "AND agent_id = ANY($2) ORDER BY id DESC LIMIT $3", tsquery, list(ids), limit)
+        return [(r[0], r[1]) for r in rows]
+
     async def word_hits(self, words: Sequence[str], low: int, high: int) -> dict[str, list[int]]:
         hits: dict[str, list[int]] = {}
         for word in dict.fromkeys(words):

@@ -313,6 +313,17 @@ class Store(GroupCommit, AgentRows, Leases, MatchIndexRows, TokenCountRows, LogF
         )
         return [Event(i, a, k, json.loads(p), c) for i, a, k, p, c in rows]
 
+    async def search_keys(self, query: str, ids: Iterable[str],
+                          limit: int = 5000) -> list[tuple[int, str]]:
+        agent_ids = list(ids)
+        marks = ",".join("?" for _ in agent_ids)
+        rows = await self._fetch(
+            "SELECT e.id, e.agent_id FROM message_fts f JOIN events e ON e.id = f.rowid "
+            f"WHERE message_fts MATCH ? AND e.agent_id IN ({marks}) ORDER BY f.rowid DESC LIMIT ?",
+            [query, *agent_ids, limit],
+        )
+        return [(i, a) for i, a in rows]
+
     async def integrity_check(self) -> str:
         rows = await self._fetch("PRAGMA integrity_check")
         return str(list(rows)[0][0])

@@ -24,6 +24,7 @@ from ikigai_tui.tui.palette import COMPONENT_CLASSES, Palette, palette_of
 from ikigai_tui.tui.render import folds, render_item
 from ikigai_tui.tui.transcript import Item
 from ikigai_tui.tui.widgets.context_look import ContextLook, key_names_of
+from ikigai_tui.tui.widgets.find_lines import FindLines
 from ikigai_tui.tui.widgets.cursor import CursorLines
 from ikigai_tui.tui.widgets.drawing import Drawing
 from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
@@ -54,7 +55,7 @@ HIDDEN: Sequence[Strip] = _Hidden()
 
 
 class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools, SelectableLines,
-                 CursorLines, ScrollView, can_focus=True):
+                 CursorLines, FindLines, ScrollView, can_focus=True):
     """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log;
     when it also has `outside(key)` and `context_version()` (AgentPages does), messages out
     of the agent's context are drawn apart."""
@@ -385,6 +386,7 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools
         # The widget's style under every segment: text without a background of its own
         # takes the pane's, not the terminal's default.
         style = self.line_style
-        strip = self.selected(self._lines[index], index).crop_extend(scroll_x, scroll_x + width, style)
+        strip = self.find_styled(self.selected(self._lines[index], index), index) \
+            .crop_extend(scroll_x, scroll_x + width, style)
         return self.cursor_styled(strip, index, y, width).apply_style(style) \
             .apply_offsets(scroll_x, index)
