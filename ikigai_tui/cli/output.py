@@ -120,7 +120,8 @@ async def context_data(session: Session, agent: AgentRuntime) -> dict[str, Any]:
         "usage": (await session.usages.totals(agent.id)).as_dict(),
         # how it got here: the oldest message, the compactions in effect, the restores,
         # the context changes the LLM asked for and how many were applied
-        "history": (await context_history(r, agent.id, session.tree, session.store.page)).as_dict(),
+        "context_history": (await context_history(r, agent.id, session.tree,
+                                                  session.store.page)).as_dict(),
     }
 
 

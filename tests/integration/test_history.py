@@ -83,7 +83,7 @@ def test_context_json_has_the_history(ikigai, tmp_path):
     db = ("--db", str(tmp_path / "h.db"))
     done = ikigai(*db, "run", input="one\ntwo\nthree\n/compact --keep 1\n/restore 1\n", env={})
     assert done.returncode in (0, 1), done.stderr
-    data = json.loads(ikigai(*db, "context", "--json").stdout)["history"]
+    data = json.loads(ikigai(*db, "context", "--json").stdout)["context_history"]
     assert len(data["compactions"]) == 1 and data["compactions"][0]["before"] > 0
     assert data["oldest"] is not None and data["oldest_at"] > 0
     assert (data["llm_asked"], data["llm_accepted"]) == (0, 0)

@@ -22,7 +22,9 @@ async def test_model_switch_persists_across_reopen(make, fmt, fake):
     h = await make()
     other = OTHER_MODELS[fmt]
     out = await h.session.command(h.root, f"/model {other}")
-    assert out.lines == [f"Model set to {other}."]
+    assert out.lines[0] == f"Model set to {other}."
+    # issue 28: a name litellm's map lacks is accepted, its assumed limit said
+    assert all(line.startswith("Warning: its input limit of") for line in out.lines[1:])
     h.fake.queue(Reply(text="from the other model"))
     assert await h.say("hello other")
     assert fake.requests[-1].model == other.split("/", 1)[1]
@@ -35,7 +37,7 @@ async def test_model_switch_persists_across_reopen(make, fmt, fake):
     root = again.session.tree.root
     assert again.session.model_of(root) == other
     assert root.model == other
-    assert (await again.session.command(root.id, "/model")).lines == [f"Model: {other}"]
+    assert (await again.session.command(root.id, "/model")).lines[0] == f"Model: {other}"
     again.fake.queue(Reply(text="still the other"))
     assert await again.say("after reopen")
     assert fake.requests[-1].model == other.split("/", 1)[1]

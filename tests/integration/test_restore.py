@@ -142,7 +142,8 @@ def test_a_child_restores_what_it_did_not_inherit_and_not_what_came_after_its_fo
 
 
 def test_the_llm_restores_through_recall_when_its_turn_ends(tmp_path):
-    cli = Cli(tmp_path / "l.db")
+    # The user's rule lets the LLM change its context (issue 28: "ask" refuses it headless).
+    cli = Cli(tmp_path / "l.db", env={"IKIGAI_LLM_CONTEXT_CHANGES": "allow"})
     cli.ok("zebra one", "/mark A", "zebra two", "/rewind A")
     two = _users(cli)["zebra two"]
     out = "\n".join(cli.ok("@slash recall zebra --restore"))

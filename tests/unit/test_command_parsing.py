@@ -13,8 +13,7 @@ from ikigai_tui.core.tools import slash_tool
 # SPEC §5, column "LLM may call": yes.
 SPEC_LLM = {"clear", "mark", "rewind", "marks", "context", "recall", "fork", "send",
             "check-mail", "kill", "agents",
-            "wait",  # issue 27: the parent's LLM forks children and waits for them
-            "history"}  # issue 28: the LLM may read how its context got here
+            "wait"}  # issue 27: the parent's LLM forks children and waits for them
 # SPEC §5: "no" (and `via filter_context`, which is not the slash tool).
 SPEC_HUMAN_ONLY = {"undo", "compact", "model", "system", "pin", "unpin", "pins", "help",
                    "exit", "forget", "remember"}

@@ -82,10 +82,10 @@ def test_an_empty_call_is_counted_as_the_arguments_sent():
 
 def test_one_home_for_the_shared_numbers():
     from ikigai_tui import config
-    from ikigai_tui.core import provider, session
+    from ikigai_tui.core import provider, session_settings
     from ikigai_tui.core.tokens import window
     from ikigai_tui.llm import models
-    assert config.DEFAULT_BUDGET is session.DEFAULT_BUDGET is limits.DEFAULT_BUDGET
+    assert config.DEFAULT_BUDGET is session_settings.DEFAULT_BUDGET is limits.DEFAULT_BUDGET
     assert provider.Limits is limits.Limits
     assert type(models.model_limits("offline")) is limits.Limits
     assert window.usage_state is limits.usage_state

@@ -77,7 +77,7 @@ REGISTRY = Registry([
                 "them) in one step: the context as it was just before it."),
     CommandSpec("history", "/history [--all]", "List this agent's context changes: who, when, "
                 "what, the sizes before and after, what is undone.",
-                _lazy("history", "history"), llm=True,
+                _lazy("history", "history"),
                 details="The latest 20 (--all: every one), oldest first. /undo --to ID takes "
                 "the context back to just before one of them."),
     CommandSpec("compact", "/compact [FOCUS] [--keep N] [--upto MARK | --from MARK] [--dry-run]",

@@ -206,9 +206,9 @@ async def context(c: CommandContext) -> CommandResult:
         lines += await pruned_lines(c, w)
     lines += [history_line(w.tokens + w.outside), f"Window: {budget}; starts at {start}",
               workspace_line(c)]
-    if c.services.usage is not None:  # tokens and cost of this agent's requests to date
-        lines.append((await c.services.usage(c.agent.id)).line())
     lines += history_lines(await context_history(r, c.agent.id, c.tree, c.services.page),
                            time.time())
+    if c.services.usage is not None:  # tokens and cost of this agent's requests to date
+        lines.append((await c.services.usage(c.agent.id)).line())
     lines += settings.pin_lines(c)
     return CommandResult(lines, data=w)

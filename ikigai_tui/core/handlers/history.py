@@ -164,7 +164,7 @@ async def context_history(r: Replayer, agent_id: str, tree: AgentTree,
         if key in r.undone:
             continue
         if kind == "compact":
-            before, after = payload.get("before"), payload.get("after")
+            before, after = _tokens(payload.get("before")), _tokens(payload.get("after"))
             ratio = round(before / after, 2) if before and after else None
             compactions.append({"id": key, "messages": len(payload.get("ids", ())),
                                 "before": before, "after": after, "ratio": ratio})
@@ -179,6 +179,13 @@ async def context_history(r: Replayer, agent_id: str, tree: AgentTree,
         item["at"] = stamps.get(item["id"])
     return ContextHistory(oldest, stamps.get(oldest), compactions, pruned, restored,
                           restores, asked, accepted)
+
+
+def _tokens(value: object) -> int | None:
+    """A size recorded as a count, or as {"tokens": N, ...}; None when neither."""
+    if isinstance(value, dict):
+        value = value.get("tokens")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 async def _event_times(page: Callable[..., Awaitable[list[Event]]] | None, owners: list[str],
@@ -200,7 +207,10 @@ async def _event_times(page: Callable[..., Awaitable[list[Event]]] | None, owner
 
 
 def history_lines(h: ContextHistory, now: float) -> list[str]:
-    """/context's lines on how the context got where it is."""
+    """/context's lines on how the context got where it is; none while nothing changed
+    it but messages (no compaction, restore, pruned summary, nor change the LLM asked)."""
+    if not (h.compactions or h.restores or h.pruned_summaries or h.llm_asked):
+        return []
     lines = ["History:"]
     if h.oldest is not None:
         made = f", made {when(h.oldest_at, now)}" if h.oldest_at else ""

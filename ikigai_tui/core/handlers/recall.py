@@ -99,12 +99,13 @@ async def recall(c: CommandContext) -> CommandResult | RestoreProposal:
         raise CommandError("searching is not available here")
     lineage = c.tree.lineage(c.agent.id)
     by_words = await search(query, [a.id for a in lineage], LIMIT)
-    meant, matcher = await by_meaning(c, text, [a.id for a in lineage], ask.model,
-                                      "--local" in flags)
+    meant, matcher, unmeant = await by_meaning(c, text, [a.id for a in lineage], ask.model,
+                                               "--local" in flags)
     hits, reasons = merged(by_words, meant, LIMIT)
     if not hits:
         return CommandResult([f'No message of this agent or its ancestors matches "{text}" '
-                              "(by its words or its meaning)."], data=[])
+                              "(by its words or its meaning)."] + ([unmeant] if unmeant else []),
+                             data=[])
     found = len(hits)
     exchange, questions = await _exchanges(c, hits)
     hits = _with_questions(hits, questions)
@@ -141,6 +142,8 @@ async def recall(c: CommandContext) -> CommandResult | RestoreProposal:
                      "tokens": counter.scale(raw), "raw_tokens": raw})
     if any(d["restorable"] for d in data):
         lines.append("Bring them back with /restore IDS, or all with /recall QUERY --restore.")
+    if unmeant:
+        lines.append(unmeant)
     if answer is not None:
         lines += ["Answer (from the hits; not added to the context):",
                   *(f"  {line}" for line in answer.splitlines() if line.strip())]

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ikigai_tui.core.commands.context import CommandContext
-from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.events import CONTEXT_MESSAGE_KINDS, Event, message_text
 from ikigai_tui.core.matching import RECALL, Candidate, Matcher, MatchProgress
+from ikigai_tui.core.gateway import RequestCancelled
 from ikigai_tui.core.notices import MatchingNotice
 from ikigai_tui.core.provider import ProviderError
 
@@ -41,12 +41,13 @@ async def _held(c: CommandContext, agent_ids: Sequence[str]) -> list[Event]:
 
 
 async def by_meaning(c: CommandContext, text: str, agent_ids: Sequence[str], model: str | None,
-                     local: bool) -> tuple[list[Meant], Matcher]:
-    """The messages the matcher finds for `text` (whole exchanges for the local one)."""
+                     local: bool) -> tuple[list[Meant], Matcher, str | None]:
+    """The messages the matcher finds for `text` (whole exchanges for the local one), and
+    a line saying why none were looked for by meaning when the matcher failed."""
     matcher = c.services.matcher(c.agent, local, model)
     events = await _held(c, agent_ids)
     if not events:
-        return [], matcher
+        return [], matcher, None
     candidates = [Candidate(e.id, e.kind, message_text(e.kind, e.payload)) for e in events]
     agent_id = c.agent.id
 
@@ -55,11 +56,14 @@ async def by_meaning(c: CommandContext, text: str, agent_ids: Sequence[str], mod
 
     try:
         report = await matcher.match(text, RECALL, candidates, progress=progress)
-    except ProviderError as exc:
-        raise CommandError(f"{exc}; nothing was searched by meaning") from None
+    except RequestCancelled:
+        raise
+    except ProviderError as exc:  # the words' hits still stand; said in the output
+        return [], matcher, f"Not searched by meaning ({exc}): the hits are by words only."
     _record_usage(c, getattr(matcher, "model", report.matcher), "match", report.usage)
     by_id = {e.id: e for e in events}
-    return [(by_id[m.id], m.reason, m.score) for m in report.matches if m.id in by_id], matcher
+    return ([(by_id[m.id], m.reason, m.score) for m in report.matches if m.id in by_id],
+            matcher, None)
 
 
 def merged(by_words: Sequence[Event], meant: Sequence[Meant],

@@ -78,7 +78,8 @@ def _to_option(c: CommandContext) -> int | None:
     elif word == "--to":
         value = c.args.take()
     else:
-        raise UsageError(f"unexpected '{word}' (/undo, or /undo --to ID as /history lists them)")
+        raise UsageError(f"unexpected argument '{word}' (/undo, or /undo --to ID as /history "
+                         "lists them)")
     value = (value or "").removeprefix("#")
     if not value.isdigit():
         raise UsageError("--to takes the id of a change, as /history lists them (#123)")

@@ -23,9 +23,8 @@ def slash_schema() -> dict[str, Any]:
             "name": "slash",
             "description": (
                 "Run an ikigai slash command on your own context or agents. Context changes "
-                "(clear, rewind) wait for the user's review (who may refuse, or keep some "
-                "messages: then only the others are forgotten) and apply when this turn "
-                f"ends; the result says which. Usage: {usage}"
+                "(clear, rewind) wait for the user's review and apply when this turn ends; "
+                f"the result says what was applied. Usage: {usage}"
             ),
             "parameters": {
                 "type": "object",
