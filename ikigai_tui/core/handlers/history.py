@@ -208,8 +208,9 @@ async def _event_times(page: Callable[..., Awaitable[list[Event]]] | None, owner
 
 def history_lines(h: ContextHistory, now: float) -> list[str]:
     """/context's lines on how the context got where it is; none while nothing changed
-    it but messages (no compaction, restore, pruned summary, nor change the LLM asked)."""
-    if not (h.compactions or h.restores or h.pruned_summaries or h.llm_asked):
+    it but messages (no compaction, restore, nor change the LLM asked; the window's
+    summaries of pruned turns are not changes of the context)."""
+    if not (h.compactions or h.restores or h.llm_asked):
         return []
     lines = ["History:"]
     if h.oldest is not None:
