@@ -38,7 +38,15 @@ _BREAKDOWN = [
 
 
 def parse_context(lines: list[str]) -> dict:
-    """The ten lines, then, with pins, one line for each (checked by the callers)."""
+    """The ten lines, then, with pins, one line for each (checked by the callers). A
+    "History:" block (issue 28: after a compaction, a restore, a change the LLM asked for)
+    comes before the usage line; its own test is tests/integration/test_history.py."""
+    if "History:" in lines:
+        at = lines.index("History:")
+        end = at + 1
+        while end < len(lines) and lines[end].startswith("  "):
+            end += 1
+        lines = lines[:at] + lines[end:]
     pins = lines[10:]
     assert len(lines) == 10 or pins[0] == "Pins (always sent, never pruned nor compacted):", lines
     lines = lines[:10]
