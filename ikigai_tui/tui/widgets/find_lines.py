@@ -47,12 +47,11 @@ class FindLines:
         parts = strip.divide(cuts) if len(text) == strip.cell_length else None
         if parts is None:  # wide characters: cells and characters differ; leave it plain
             return strip
-        marked = {start for start, _end in spans}
         out: list[Segment] = []
         position = 0
         for part in parts:
             segments = list(part)
-            if position in marked or any(s <= position < e for s, e in spans):
+            if any(s <= position < e for s, e in spans):
                 segments = [Segment(seg.text, (seg.style or Style()) + style, seg.control)
                             for seg in segments]
             out.extend(segments)
