@@ -20,6 +20,7 @@ from ikigai_tui.tui.find import Finder, Hit, word_pattern, words_of
 __all__ = ["FindBar", "FindActions"]
 
 DEBOUNCE = 0.05  # seconds after a keystroke before its search starts
+COUNT_WIDTH = 34  # cells of "12 of 1,000+ · forgotten by ..." (longer reasons end in …)
 
 
 class FindInput(Input):
@@ -43,7 +44,8 @@ class FindBar(Horizontal):
     FindBar > FindInput, FindBar > FindInput:focus {
         border: none; height: 1; padding: 0 1; width: 1fr; background: $panel;
     }
-    FindBar > #find-count { width: auto; padding: 0 1; color: $text-muted; }
+    FindBar > #find-count { padding: 0 1; color: $text-muted; text-align: right;
+                            text-overflow: ellipsis; text-wrap: nowrap; }
     """
 
     def __init__(self, finder: Finder, scrollback: Any) -> None:
@@ -57,9 +59,14 @@ class FindBar(Horizontal):
         self._timer: Any = None
 
     def compose(self) -> ComposeResult:
-        yield FindInput(placeholder="Find (Enter/Down next · Up previous · Esc close)",
-                        id="find-input")
-        yield Static("", id="find-count")
+        field = FindInput(placeholder="Find (Enter/Down next · Up previous · Esc close)",
+                          id="find-input")
+        count = Static("", id="find-count")
+        # A count of a fixed width: one sized to its text was laid out a frame late now and
+        # then (the input kept the whole row and the count sat on the query's last letter).
+        field.styles.width, count.styles.width = "1fr", COUNT_WIDTH
+        yield field
+        yield count
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -39,6 +39,8 @@ async def _find(app, pilot, text: str) -> FindBar:
     await pilot.pause(0.3)
     await app.workers.wait_for_complete()
     await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause(0.1)  # the count's new width laid out before anything is looked at
     return bar
 
 
