@@ -61,6 +61,7 @@ class FindBar(Horizontal):
     def compose(self) -> ComposeResult:
         field = FindInput(placeholder="Find (Enter/Down next · Up previous · Esc close)",
                           id="find-input")
+        field.cursor_blink = False  # a steady cursor: the bar is read while hits are moved
         count = Static("", id="find-count")
         # A count of a fixed width: one sized to its text was laid out a frame late now and
         # then (the input kept the whole row and the count sat on the query's last letter).
