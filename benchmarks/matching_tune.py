@@ -49,10 +49,10 @@ GRID = {
 
 def score(rows, params: Params) -> tuple[float, float]:
     scored = matching_eval.Scored()
-    for _, kind, scoring, truth in rows:
+    for _, kind, scoring, truth, either in rows:
         chosen, _ = local_score.select(scoring.query, scoring.exchanges, scoring.words, params,
                                        len(scoring.terms.words))
-        scored.add(kind, {int(i) for i in chosen}, truth)
+        scored.add(kind, {int(i) for i in chosen} - either, truth)
     s = scored.summary()
     return s["f1"], s["absent"]
 
