@@ -48,6 +48,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 OUT = HERE / "sets"
 # ../shared/eval-data/star beside the checkout (a worktree's is one level further up)
 STAR = next((p / "shared" / "eval-data" / "star" / "dialogues.jsonl"
@@ -100,7 +101,6 @@ CHATTER: dict[str, tuple[str, Wording]] = {
                               ["football, basketball and other games athletes play",
                                "games played by teams and athletes"], ["soccer", "baseball"])),
 }
-CHATTER_GROUPS = [{"ai", "coding", "tech_support"}, {"emotion", "psychology"}]
 CHITCHAT = ["greetings.yml", "conversations.yml", "gossip.yml"]
 
 STAR_TOPICS: dict[str, Wording] = {
@@ -263,20 +263,10 @@ def mentions(text: str, words: Wording) -> bool:
 
 # ---- chatterbot-corpus ---------------------------------------------------------------
 
-def corpus_dir() -> Path:
-    try:
-        import chatterbot_corpus
-    except ImportError:
-        sys.exit("Error: needs chatterbot-corpus==1.3.3 and pyyaml (see this file's docstring)")
-    return Path(chatterbot_corpus.__file__).parent / "data" / "english"
-
-
-def chatter_dialogs(path: Path) -> list[list[str]]:
-    import yaml
-
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return [[str(line).strip() for line in d if str(line).strip()]
-            for d in data.get("conversations", []) if len(d) >= 2]
+# The corpus is read as issue 12's generator reads it (needs pyyaml, imported there).
+# Overlapping topics (ai, coding, tech support; emotion, psychology) never share a
+# conversation, as there (group_of).
+from make_matching_set import corpus_dir, dialogs as chatter_dialogs, group_of  # noqa: E402
 
 
 def chatter_exchanges(dialog: list[str], topic: str | None) -> list[list[dict]]:
@@ -296,10 +286,6 @@ def split_pools(items: list[list[str]], rng: random.Random) -> tuple[list, list]
     first_half = set(firsts[: (len(firsts) + 1) // 2])
     return ([d for d in items if d[0].lower() in first_half],
             [d for d in items if d[0].lower() not in first_half])
-
-
-def group_of(topic: str) -> set[str]:
-    return next((g for g in CHATTER_GROUPS if topic in g), {topic})
 
 
 def chatter_conversation(rng: random.Random, pools: dict[str, list], chat: list,
