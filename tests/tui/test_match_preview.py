@@ -97,6 +97,24 @@ async def test_title_matcher_and_subtitle():
         assert text_of(app.screen, "#preview-matcher") == "matched by: local (words + meaning)"
 
 
+async def test_the_matcher_line_says_how_sure_when_some_are_only_possible():
+    """Issue 29: the local matcher's possible matches come unticked, their reason saying
+    so; the preview counts them beside the likely ones."""
+    possible = [PreviewItem(70, "user", "Do we need an index?", 9,
+                            reason="possible: meaning 0.31", exchange=70, checked=False),
+                PreviewItem(71, "assistant", "Maybe later.", 4,
+                            reason="possible: meaning 0.31", exchange=70, checked=False)]
+    app = Harness(PreviewScreen("Forget: review the messages", MATCHES + possible, BEFORE,
+                                matcher="local (words + meaning)", criteria="database schema"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert text_of(app.screen, "#preview-matcher") == (
+            "matched by: local (words + meaning) · 4 likely, 2 possible (unticked)")
+        shown = lines(app.screen)
+        row = next(line for line in shown if "#70" in line and "user" in line)
+        assert "▐ ▌" in row  # listed, not ticked
+
+
 async def test_without_exchanges_there_are_no_headers_and_no_matcher_line():
     items = [PreviewItem(i, "user", f"line {i}", 10) for i in (3, 1, 2)]
     app = Harness(PreviewScreen("Forget", items, 100))

@@ -172,13 +172,16 @@ class FilterProposal(Proposal):
     asked_by: str | None = None
     change: tuple[str, dict, str] | None = None  # (kind, payload, the result's line)
     context_messages: int = 0  # the context's messages when it was made
+    # Ids the matcher is less sure of: listed unticked, never applied unless ticked.
+    possible: tuple[int, ...] = ()
 
     @staticmethod
-    def listed(mode: str, ids: list[int], replayer: Replayer) -> list[int]:
-        """The messages a proposal lists: those asked for with their partners (forget),
-        or the whole context (remember)."""
+    def listed(mode: str, ids: list[int], replayer: Replayer,
+               possible: list[int] | tuple[int, ...] = ()) -> list[int]:
+        """The messages a proposal lists: those asked for and the possible ones with their
+        partners (forget), or the whole context (remember)."""
         if mode == "forget":
-            partners = replayer.with_partners(set(ids))
+            partners = replayer.with_partners(set(ids) | set(possible))
             return [k for k in replayer.ctx if k in partners]
         return list(replayer.ctx)
 
@@ -188,7 +191,8 @@ class FilterProposal(Proposal):
         """`build`, with the listed messages' text read from the log (`bodies`)."""
         full = None
         if bodies is not None:
-            full = await bodies.entries(replayer, cls.listed(mode, ids, replayer), cache=False)
+            listed = cls.listed(mode, ids, replayer, options.get("possible", ()))
+            full = await bodies.entries(replayer, listed, cache=False)
         return cls.build(mode, ids, replayer, meter, tokens_before, full=full, **options)
 
     @classmethod
@@ -196,9 +200,12 @@ class FilterProposal(Proposal):
               tokens_before: int, *, dry_run: bool = False, criteria: str | None = None,
               matcher: str | None = None, reasons: dict[int, str | None] | None = None,
               dropped: int = 0, review: bool = False,
-              full: Mapping[int, tuple] | None = None) -> FilterProposal:
+              full: Mapping[int, tuple] | None = None,
+              possible: list[int] | tuple[int, ...] = ()) -> FilterProposal:
         partners = replayer.with_partners(set(ids))
-        keys = cls.listed(mode, ids, replayer)
+        picked = set(ids) | partners
+        possible = tuple(i for i in possible if i in replayer.ctx and i not in picked)
+        keys = cls.listed(mode, ids, replayer, possible)
         chosen = set(ids) | partners
         counter = meter.counter
         counted = meter.cache
@@ -215,7 +222,7 @@ class FilterProposal(Proposal):
                                       key in chosen, reasons.get(key), starts.get(key), raw))
         return cls(mode, tuple(ids), tuple(items), tokens_before, dry_run, criteria, matcher,
                    dropped, review=review, resize=meter.resize(tokens_before),
-                   context_messages=len(replayer.ctx))
+                   context_messages=len(replayer.ctx), possible=possible)
 
     @property
     def title(self) -> str:
@@ -275,8 +282,11 @@ class FilterProposal(Proposal):
             dropped = (f"; {_plural(self.dropped, 'id')} it named outside the context ignored"
                        if self.dropped else "")
             kept = ([i for i in self.items if i.chosen] if self.mode == "remember" else removed)
+            sure = (f" ({len(kept)} likely, {len(self.possible)} possible, left unticked: "
+                    f"{', '.join(f'#{i}' for i in self.possible[:20])}"
+                    f"{' ...' if len(self.possible) > 20 else ''})" if self.possible else "")
             lines.append(f"Matched by {self.matcher}: {_plural(len(kept), 'message')} match "
-                         f"\"{self.criteria}\"{dropped}")
+                         f"\"{self.criteria}\"{sure}{dropped}")
         others = "the others" if self.criteria is None else "the matches"
         verb = "Would forget" if self.mode == "forget" else f"Would keep only {others}, forgetting"
         lines.append(f"{verb} {_plural(len(removed), 'message')}: context "

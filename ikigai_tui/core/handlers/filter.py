@@ -109,12 +109,15 @@ async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> Filt
                         "input_tokens": report.usage.input_tokens,
                         "output_tokens": report.usage.output_tokens})
     ids = [m.id for m in report.matches]
+    possible = [m.id for m in report.possible]
     if not ids:
-        return CommandResult([f"Nothing matches \"{ask.criteria}\" (matched by {report.matcher}); "
-                              "nothing was changed."])
+        maybe = (f"; possibly related, not likely: {', '.join(f'#{i}' for i in possible[:20])}"
+                 f"{' ...' if len(possible) > 20 else ''}" if possible else "")
+        return CommandResult([f"Nothing matches \"{ask.criteria}\" (matched by {report.matcher})"
+                              f"{maybe}; nothing was changed."])
     tokens = (await c.services.measure(agent_id)).tokens
     return await FilterProposal.make(c.services.bodies, mode, ids, c.replayer,
                                      c.services.meter(c.agent), tokens,
                                      dry_run=ask.dry_run, criteria=ask.criteria, matcher=report.matcher,
-                                reasons={m.id: m.reason for m in report.matches},
-                                dropped=report.dropped)
+                                reasons={m.id: m.reason for m in (*report.matches, *report.possible)},
+                                dropped=report.dropped, possible=possible)

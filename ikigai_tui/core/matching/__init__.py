@@ -44,6 +44,10 @@ def render_message(candidate: Candidate, limit: int | None = None) -> str:
     return f"[#{candidate.id} {candidate.kind}]\n{text}"
 
 
+# How the reason of a possible match starts (the preview counts and shows them by it).
+POSSIBLE_REASON = "possible: "
+
+
 class Match(NamedTuple):
     id: int
     reason: str | None = None
@@ -53,13 +57,16 @@ class Match(NamedTuple):
 @dataclass(frozen=True)
 class MatchReport:
     """What a matcher found. `dropped`: ids the model named that were not in its chunk
-    (never applied); `chunks`: requests made (1 for the local matcher)."""
+    (never applied); `chunks`: requests made (1 for the local matcher). `possible`: ids
+    the matcher is less sure of (the local matcher's), never in `matches`: a preview
+    lists them unticked."""
 
     matches: tuple[Match, ...]
     matcher: str  # shown in the preview: "anthropic/claude-… (LLM)", "local (words + meaning)"
     chunks: int = 1
     dropped: int = 0
     usage: Usage | None = None
+    possible: tuple[Match, ...] = ()
 
 
 class MatchProgress(NamedTuple):

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.gateway import RequestCancelled
-from ikigai_tui.core.matching import Candidate, Match, MatchReport, ProgressFn
+from ikigai_tui.core.matching import POSSIBLE_REASON, Candidate, Match, MatchReport, ProgressFn
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.matching.embedder import Embedder
 from ikigai_tui.core.matching.local_words import Terms, word_scores
@@ -76,18 +76,22 @@ class LocalMatcher:
             return MatchReport((), NAME)
         from ikigai_tui.core.matching import local_score
 
-        chosen, meaning = local_score.select(
+        likely, possible, meaning = local_score.tiers(
             scoring.query, scoring.exchanges, scoring.words, self.params or local_score.TUNED,
             n_words=len(scoring.terms.words))
-        matches: list[Match] = []
-        for e in sorted(int(i) for i in chosen):
-            found = [w for w in scoring.terms.words if e in scoring.held[w]]
-            reason = f"meaning {float(meaning[e]):.2f}"
-            if found:
-                reason = f"words: {', '.join(found)}; {reason}"
-            first, end = int(scoring.starts[e]), int(scoring.ends[e])
-            matches.extend(Match(c.id, reason, float(meaning[e])) for c in cands[first:end])
-        return MatchReport(tuple(matches), NAME)
+
+        def matches(chosen: Any, sure: str) -> tuple[Match, ...]:
+            out: list[Match] = []
+            for e in sorted(int(i) for i in chosen):
+                found = [w for w in scoring.terms.words if e in scoring.held[w]]
+                reason = f"{sure}meaning {float(meaning[e]):.2f}"
+                if found:
+                    reason = f"{sure}words: {', '.join(found)}; meaning {float(meaning[e]):.2f}"
+                first, end = int(scoring.starts[e]), int(scoring.ends[e])
+                out.extend(Match(c.id, reason, float(meaning[e])) for c in cands[first:end])
+            return tuple(out)
+
+        return MatchReport(matches(likely, ""), NAME, possible=matches(possible, POSSIBLE_REASON))
 
     async def prepare(self, criteria: str, cands: list[Candidate],
                       progress: ProgressFn | None = None,

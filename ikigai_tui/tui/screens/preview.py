@@ -18,6 +18,7 @@ from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ikigai_tui.core.matching import POSSIBLE_REASON
 from ikigai_tui.tui.bindings import PREVIEW
 from ikigai_tui.tui.keymap import key_names
 from ikigai_tui.tui.safe_text import plain
@@ -146,7 +147,8 @@ class PreviewScreen(ModalScreen[list[int] | None]):
                 if self._note:
                     yield Static(plain(self._note), id="preview-note")
                 if self._matcher:
-                    yield Static(plain(f"matched by: {self._matcher}"), id="preview-matcher")
+                    yield Static(plain(f"matched by: {self._matcher}{self._sureness()}"),
+                                 id="preview-matcher")
                 yield Static(Text(MODE_LINES[self._mode]), id="preview-mode")
             yield Static(Text(items.header_text(), no_wrap=True, overflow="ellipsis"),
                          id="preview-header")
@@ -161,6 +163,15 @@ class PreviewScreen(ModalScreen[list[int] | None]):
                 yield Button(plain(self._apply_label), variant="primary", id="preview-apply", compact=True)
                 yield Button("Cancel", id="preview-cancel", compact=True)
         yield KeyBar()  # this screen's keys, over the main screen's
+
+    def _sureness(self) -> str:
+        """How sure the matcher is, when it offered some messages as only possible (their
+        reason says so; listed unticked): how many it gave a reason for are likely."""
+        reasoned = [item for item in self._items if item.reason]
+        possible = sum(item.reason.startswith(POSSIBLE_REASON) for item in reasoned)
+        if not possible:
+            return ""
+        return f" · {len(reasoned) - possible} likely, {possible} possible (unticked)"
 
     # ---- fitting the list to the screen ----
 
