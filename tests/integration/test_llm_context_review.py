@@ -185,3 +185,46 @@ async def test_a_refused_filter_apply_writes_only_the_command_record(make, fake,
     (command,) = await h.events(kind="command")
     assert command.payload["refused"] == "the user" and command.payload["source"] == "llm"
     assert 1 in [i for i, _k, _p in await h.context()]
+
+
+# -- the apply result's reference to its change (issue 28 item 2) -------------------------
+
+
+@openai
+@pytest.mark.parametrize("setting", ["allow", "ask"])
+async def test_the_apply_result_names_the_call_its_filter_event_records(
+        make, fake, fmt, ikigai, setting):
+    """The filter of an LLM's apply is written when the turn ends, after its result: the
+    result names the apply call's id, the filter event written records that id (`call`),
+    and /history and `log --json` show it; the projected size is the one recorded, and
+    the one the context has after (the planning conversation gone too)."""
+    h = await make(settings_of_session={"llm_context_changes": setting})
+    fake.queue(Reply(text="Hi."), Reply(text="Sunny."))
+    await h.say("hello")
+    await h.say("weather?")
+    first = [i for i, _k, _p in await h.context()]
+    if setting == "ask":  # the user unticks the greeting's reply: an edited change
+        h.session.context_review.reviewer = Reviewer(lambda _p: Verdict.accept(first[:1]))
+    fake.queue(apply(first[:2]), Reply(text="Done."))
+    await h.say("forget the greeting")
+    reply = json.loads(last_tool_result(fake))
+    assert reply["result"] == ("applied" if setting == "allow" else "edited")
+    (call,) = [e for e in await h.events(kind="tool_call")
+               if e.payload.get("name") == "filter_context"]
+    (event,) = await h.events(kind="filter")
+    assert reply["change"] == {"call": call.id, "applies": "when this turn ends",
+                               "find": f"the filter event with call {call.id} "
+                                       "(/history, ikigai log --json)"}
+    assert event.payload["call"] == call.id and event.id > call.id
+    after = [i for i, _k, _p in await h.context()]
+    assert after == [i for i in first if i not in event.payload["ids"]]
+    assert reply["context_after"] == {"messages": len(after),
+                                      "tokens": event.payload["after"]["tokens"]}
+    assert event.payload["after"]["messages"] == len(after)
+    shown = (await h.session.command(h.root, "/history")).lines
+    (line,) = [s for s in shown if s.startswith(f"  #{event.id} ")]
+    assert line.endswith(f"(asked in call #{call.id})") and "the LLM" in line
+    log = ikigai("--db", str(h.path), "log", "--json")
+    assert log.returncode == 0, log.stderr
+    (logged,) = [e for e in json.loads(log.stdout) if e["kind"] == "filter"]
+    assert logged["id"] == event.id and logged["payload"]["call"] == call.id

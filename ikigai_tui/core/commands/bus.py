@@ -164,7 +164,7 @@ class CommandBus:
             self._serial += 1
             self.deferred.setdefault(agent.id, []).append(
                 Deferred(self._serial, text, c.batch, c.after_commit, c.at_turn_end))
-            return CommandResult([DEFERRED_PREFIX + " ".join(result.lines)])
+            return CommandResult([DEFERRED_PREFIX + " ".join(result.lines)], data=result.data)
         if spec.deferred and self._busy_elsewhere is not None:
             # Another process is in this agent's turn: it cannot hold this for its end.
             await self._busy_elsewhere(agent.id)

@@ -174,6 +174,10 @@ class FilterProposal(Proposal):
     context_messages: int = 0  # the context's messages when it was made
     # Ids the matcher is less sure of: listed unticked, never applied unless ticked.
     possible: tuple[int, ...] = ()
+    # The LLM's filter_context apply call (its tool_call event's id) this change answers:
+    # the filter is written when the turn ends, after the call's result, so the result
+    # names the call, and the filter event records it (`call`) for /history and the log.
+    call: int | None = None
 
     @staticmethod
     def listed(mode: str, ids: list[int], replayer: Replayer,
@@ -319,6 +323,8 @@ class FilterProposal(Proposal):
             payload |= {"criteria": self.criteria, "matcher": self.matcher}
         if planning:
             payload["planning"] = planning
+        if self.call is not None:
+            payload["call"] = self.call
         payload |= self._record(c, removes)
         c.add("filter", payload)
         if planning and self.mode == "forget":
@@ -326,9 +332,11 @@ class FilterProposal(Proposal):
         if self.mode == "forget":
             extra = len(removes) - len([i for i in chosen if i in r.ctx])
             note = f" (with {_plural(extra, 'tool-call partner')})" if extra else ""
-            return CommandResult([f"Forgot {_plural(len(removes), 'message')}{note}."])
+            return CommandResult([f"Forgot {_plural(len(removes), 'message')}{note}."],
+                                 data=payload)
         kept = len(r.ctx) - len(removes)
-        return CommandResult([f"Kept {_plural(kept, 'message')}; forgot {len(removes)}."])
+        return CommandResult([f"Kept {_plural(kept, 'message')}; forgot {len(removes)}."],
+                             data=payload)
 
     def _record(self, c: CommandContext, removes: set[int]) -> dict:
         """What the filter event keeps besides its ids, for /undo, `log` and exports: the

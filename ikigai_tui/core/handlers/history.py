@@ -42,6 +42,7 @@ class Change:
     after: int  # and just after it
     undone_by: int | None  # the undo event that reversed it, if any
     created_at: float | None = None
+    call: int | None = None  # the LLM's tool call that asked for it (a filter_context apply)
 
 
 def _who(history: list[EventRow], index: int) -> str:
@@ -61,14 +62,14 @@ def changes_of(rows: list[EventRow], base: Snapshot) -> list[Change]:
     r = Replayer(base)
     found: list[Change] = []
     for index, row in enumerate(rows):
-        key, kind, _payload = row
+        key, kind, payload = row
         if kind not in UNDOABLE_KINDS:
             r.apply(row)
             continue
         before = len(r.ctx)
         r.apply(row)
         found.append(Change(key, kind, command_text(rows, index), _who(rows, index), before,
-                            len(r.ctx), undone_by.get(key)))
+                            len(r.ctx), undone_by.get(key), call=payload.get("call")))
     return found
 
 
@@ -115,7 +116,8 @@ def _line(ch: Change) -> str:
     size = (f"{ch.before:,} -> {ch.after:,} messages" if ch.before != ch.after
             else f"{ch.after:,} messages")
     state = f"  (undone by #{ch.undone_by})" if ch.undone_by is not None else ""
-    return f"  #{ch.id}  {when}  {ch.who:<11} {quote(ch.text)}  · {size}{state}"
+    asked = f"  (asked in call #{ch.call})" if ch.call is not None else ""
+    return f"  #{ch.id}  {when}  {ch.who:<11} {quote(ch.text)}  · {size}{state}{asked}"
 
 
 # -- /context's history lines -----------------------------------------------------------------

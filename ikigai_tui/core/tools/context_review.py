@@ -121,7 +121,7 @@ def outcome_reply(proposal: Proposal, reviewed: Reviewed, result: CommandResult,
                   **more: Any) -> dict[str, Any]:
     """What the tool result says: applied, edited or refused; the ids that leave the
     context, those the user kept in, and the context's size after (projected: a change
-    applies when the turn ends)."""
+    applies when the turn ends; a filter's as its event records it)."""
     if reviewed.refused_by is not None:
         return {"result": "refused", "refused_by": reviewed.refused_by,
                 "note": refusal_line(reviewed.refused_by), **more}
@@ -133,8 +133,12 @@ def outcome_reply(proposal: Proposal, reviewed: Reviewed, result: CommandResult,
             asked = {i.id for i in proposal.removed()}
             reply["kept_by_the_user"] = sorted(asked - set(leaving))
         reply["ids_leaving"] = leaving
-        reply["context_after"] = {
-            "messages": max(0, proposal.context_messages - len(leaving)),
-            "tokens": proposal.tokens_after(verdict)}
+        record = result.data if isinstance(result.data, dict) else {}
+        if "after" in record:  # the size the filter event records (the planning gone too)
+            reply["context_after"] = dict(record["after"])
+        else:
+            reply["context_after"] = {
+                "messages": max(0, proposal.context_messages - len(leaving)),
+                "tokens": proposal.tokens_after(verdict)}
     reply["note"] = " ".join(result.lines)
     return reply | more

@@ -5,7 +5,9 @@ planning conversation itself left out) and returns the matches with previews, th
 message count and a token estimate; it writes nothing. `apply` (mode, message ids)
 writes one `filter` event, applied when the turn ends like any context change, and that
 event also takes the planning conversation out of the context: from the user message
-that asked for it through the apply call and its result (SPEC §8, seed 000).
+that asked for it through the apply call and its result (SPEC §8, seed 000). Written
+after the apply's result, the filter's id is not known to it: the result names the apply
+call's id, which the filter event records as `call` (`change_reference`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
 from ikigai_tui.core.tools.context_review import outcome_reply, refusal_line, review_change
 
 if TYPE_CHECKING:
+    from ikigai_tui.core.commands.parse import CommandResult
     from ikigai_tui.core.replay.replayer import Replayer
 
 NAME = "filter_context"
@@ -121,6 +124,18 @@ def _preview_matcher(result: tuple | None) -> str | None:
     return matcher if isinstance(matcher, str) else None
 
 
+def change_reference(call: int, result: CommandResult) -> dict[str, Any]:
+    """How the LLM and the user find the filter an accepted apply writes. Its id cannot be
+    known yet: the filter is written when the turn ends (no request may see its context
+    change mid-turn), after this result, and the log gives ids only as it writes. So the
+    reference is this apply call's id, which the filter event records as `call`."""
+    from ikigai_tui.core.commands.bus import DEFERRED_PREFIX  # (`ikigai log` imports this module)
+
+    deferred = bool(result.lines) and result.lines[0].startswith(DEFERRED_PREFIX)
+    return {"call": call, "applies": "when this turn ends" if deferred else "now",
+            "find": f"the filter event with call {call} (/history, ikigai log --json)"}
+
+
 class FilterContextTool:
     name = NAME
     callers = frozenset({TURN})
@@ -198,7 +213,8 @@ class FilterContextTool:
                                              session.meter(agent), tokens)
         criteria, matcher = await previewed_with(session, replayer, planning, mode)
         proposal = replace(proposal, planning=planning, review=True, criteria=criteria,
-                           matcher=matcher, asked_by=session.tree.label(agent.id))
+                           matcher=matcher, asked_by=session.tree.label(agent.id),
+                           call=context.call_event)
         before = len(replayer.ctx)
         listed = id_ranges(sorted(set(ids)))
         reviewed = await review_change(session, agent.id, proposal)
@@ -206,6 +222,9 @@ class FilterContextTool:
                    else (reviewed.refused_by, refusal_line(reviewed.refused_by)))
         result = await session.commands.submit(agent.id, f"/{mode} --ids {listed}", proposal,
                                                reviewed.verdict, source="llm", refused=refused)
+        more: dict[str, Any] = {}
+        if refused is None and context.call_event is not None:
+            more["change"] = change_reference(context.call_event, result)
         return ToolResult(json.dumps(outcome_reply(
             proposal, reviewed, result, mode=mode, context_before=before,
-            planning_conversation_ids=list(planning) if refused is None else [])))
+            planning_conversation_ids=list(planning) if refused is None else [], **more)))
