@@ -2,7 +2,9 @@
 fake provider and real litellm, an LLM `slash clear` and `filter_context apply` under
 llm_context_changes = "ask" are refused headless without --yes (the context unchanged,
 one stderr line), applied with it; "allow" applies, "deny" refuses without asking; the
-tool result in the next request says which; an untick applies exactly the ticked ids."""
+tool result in the next request says which; an untick applies exactly the ticked ids;
+an apply's result names its call, which the filter event records (item 2); the LLM's
+check-mail is not a change to review (item 3)."""
 
 from __future__ import annotations
 
@@ -228,3 +230,28 @@ async def test_the_apply_result_names_the_call_its_filter_event_records(
     assert log.returncode == 0, log.stderr
     (logged,) = [e for e in json.loads(log.stdout) if e["kind"] == "filter"]
     assert logged["id"] == event.id and logged["payload"]["call"] == call.id
+
+
+# -- what is not a change to review: the LLM reading its mail (issue 28 item 3) ----------
+
+
+@openai
+async def test_the_llms_check_mail_is_not_put_to_review(make, fake, fmt):
+    """Reading mail only adds, as the LLM's own tool result (a file read is no different):
+    nothing the agent sees leaves or is rewritten, so under "ask" nobody is asked; the
+    mail is in the result, read, and no user message is put into the turn."""
+    h = await make(settings_of_session={"llm_context_changes": "ask"})
+    reviewer = Reviewer(lambda _p: REFUSE)
+    h.session.context_review.reviewer = reviewer
+    await h.session.command(h.root, "/mail manual")  # no wake: the turn below reads it
+    kid = (await h.session.command(h.root, "/fork --name kid")).data
+    await h.session.command(kid, "/send root the build is green", source="llm")
+    fake.queue(Reply(tool_calls=[("slash", {"command": "check-mail", "args": ""})]),
+               Reply(text="Noted."))
+    await h.say("any news?")
+    assert reviewer.changes == []
+    result = last_tool_result(fake)
+    assert result == f"Mail from {h.session.tree.label(kid)}: the build is green"
+    assert h.session.tree[h.root].unread == 0
+    kinds = [k for _i, k, _p in await h.context()]
+    assert kinds.count("user") == 1 and len(await h.events(kind="mail_read")) == 1

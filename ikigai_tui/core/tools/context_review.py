@@ -18,6 +18,11 @@ those ids (a /clear or /rewind so edited becomes `/forget --ids`). A refusal wri
 only the command record, flagged `refused` (`ikigai log` says who refused it).
 The tool result says which (`outcome_reply`): applied (the ids, the context's size
 after), edited (the ids applied and those the user kept in), or refused.
+
+Not a change to review: the LLM's `slash check-mail`. Its mail reaches the LLM as that
+call's result, as a file it reads would: it only adds, in the LLM's own turn, and nothing
+the agent saw leaves or is rewritten (the mail's sender is an agent the user runs, and
+which agents mail may wake is the user's `/mail` setting).
 """
 
 from __future__ import annotations
