@@ -7,17 +7,16 @@ with its agent, the second shown when the first is answered."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
 
-from ikigai_tui.runtime import create_app, open_session
 from ikigai_tui.tui.screens.preview import PreviewScreen
 from tests.fakes.server import FakeProvider, Reply
 
-from .conftest import DB_LABEL, SIZE, idle, make_config, settle, type_text
+from .conftest import SIZE, idle, settle, type_text
 from .test_memory_screens import _wait_for
+from .test_permission_modal import app_on
 
 
 @pytest.fixture
@@ -25,13 +24,6 @@ def fake(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     with FakeProvider() as running:
         yield running
-
-
-def app_on(bench, tmp_path, fake):
-    config = dataclasses.replace(make_config(bench.db, tmp_path), model="openai/x",
-                                 api_base=fake.openai_base)
-    return create_app(config, db_label=DB_LABEL,
-                      session_factory=lambda c: open_session(c, new_id=bench.new_id))
 
 
 def apply(ids: list[int]) -> Reply:
@@ -106,10 +98,9 @@ async def test_two_agents_asking_at_once_queue(bench, tmp_path, fake):
     app = app_on(bench, tmp_path, fake)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        session = app.session
-        root = app.focused_agent
-        child = (await session.command(root, "/fork --name kid")).data
-        said = {root: "Go, root.", child: "Go, kid."}
+        session, root = app.session, app.focused_agent
+        said = {root: "Go, root.", (await session.command(root, "/fork --name kid")).data: "Go, kid."}
+        child = list(said)[1]
         for agent_id, text in said.items():
             await session.say(agent_id, text)
         controller = session.context_review.reviewer.__self__
