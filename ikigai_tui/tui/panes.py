@@ -187,6 +187,7 @@ class Panes(Horizontal):
         last = self.index if zoomed else len(self.panes) - 1
         for i, pane in enumerate(self.panes):
             pane.set_class(i == self.index and len(self.panes) > 1, "-active")
+            pane.scrollback.background = i != self.index
             # (not :last-of-type, which is not looked at again when a pane closes)
             pane.set_class(i == last, "-last")
             pane.display = not zoomed or i == self.index

@@ -168,3 +168,41 @@ async def test_a_note_for_an_agent_reaches_only_its_panes(bench):
         assert "Error: the kid's trouble" in all_lines(kid_pane.scrollback)
         assert not any("trouble" in line for line in all_lines(root_pane.scrollback))
         assert not any("already logged" in line for line in all_lines(kid_pane.scrollback))
+
+
+async def test_a_background_panes_stream_is_drawn_a_frame_at_a_time_the_active_ones_at_once(bench):
+    """Five replies streaming into panes the user does not type in must not repaint on
+    every piece: a background pane draws what came every BACKGROUND_FRAME, the active pane
+    each piece as it comes, and a pane the user turns to shows the reply as it is now."""
+    from ikigai_tui.tui.widgets.scrollback_stream import BACKGROUND_FRAME
+
+    async with _family_app(bench, 1) as (app, pilot):
+        root, kid = root_id(app.session), agent_named(app.session, "kid0")
+        await pilot.press("f2")  # the kid beside the root, and active
+        await idle(pilot)
+        back, front = (app.panes.showing(a)[0].scrollback for a in (root, kid))
+        assert back.background and not front.background
+        drawn: dict = {back: [], front: []}
+        for sb in drawn:
+            real = sb._show_stream
+            sb._show_stream = (lambda real, sb: lambda changed: (drawn[sb].append(changed),
+                                                                 real(changed)))(real, sb)
+
+        def pieces(agent_id: str, start: int, words: list[str]) -> None:
+            for n, word in enumerate(words, start):
+                app.panes.on_stream_arrived(StreamArrived(agent_id, word + " ", n))
+
+        pieces(kid, 1, ["alpha", "beta", "gamma"])
+        assert len(drawn[front]) == 3  # the active pane: each piece at once
+        pieces(root, 1, ["one", "two", "three", "four"])
+        assert drawn[back] == []  # held for the frame
+        await pilot.pause(BACKGROUND_FRAME * 3)
+        assert len(drawn[back]) == 1  # four pieces, one drawing
+        assert any("one two three four" in line for line in all_lines(back))
+
+        pieces(root, 5, ["five"])
+        assert len(drawn[back]) == 1
+        await pilot.press("ctrl+w")  # the user turns to the root's pane: drawn now
+        assert app.panes.active.agent_id == root and not back.background and front.background
+        assert len(drawn[back]) == 2
+        assert any("four five" in line for line in all_lines(back))

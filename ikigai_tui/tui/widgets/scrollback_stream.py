@@ -8,6 +8,11 @@ While a reply streams, full garbage collections are put off (heap.defer_full_col
 each would walk all the reply's lines, a stall of 10-40 ms); the one put off runs on a
 turn of its own shortly after the last reply streaming ends (not in the same turn as
 the repaint and the committed reply's drawing, which would add up).
+
+A pane that is not the active one (`background`) repaints a streaming reply at most every
+BACKGROUND_FRAME seconds: the pieces are fed as they come, their lines drawn together. Five
+replies streaming 50 pieces a second each would otherwise lay out and repaint their panes
+250 times a second, and the key the user types into the active pane waits behind them.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
     from ikigai_tui.tui.lines import Lines
 
 COLLECT_AFTER = 0.1  # seconds after the last reply ends: its repaint and commit are drawn
+BACKGROUND_FRAME = 0.1  # seconds: a background pane's streaming reply is drawn this often
 
 
 class StreamingLines:
@@ -35,6 +41,19 @@ class StreamingLines:
     _stream_timer: Timer | None  # draws the reply's last block when due
     at_end: bool
     following: bool
+    _background = False  # not the active pane: streamed pieces are drawn every BACKGROUND_FRAME
+    _held: int | None = None  # a background pane's first changed line not drawn yet
+    _held_timer: Timer | None = None
+
+    @property
+    def background(self) -> bool:
+        return self._background
+
+    @background.setter
+    def background(self, value: bool) -> None:
+        self._background = value
+        if not value:
+            self._draw_held()  # the pane the user turns to shows the reply as it is now
 
     def stream(self, piece: str, index: int = 0) -> None:
         """A piece of the reply the agent is streaming. `index` counts the reply's pieces
@@ -47,7 +66,24 @@ class StreamingLines:
             stream = self._new_stream()
         elif 0 < index <= stream.pieces:
             return
-        self._show_stream(stream.feed(piece))
+        changed = stream.feed(piece)
+        if not self._background:
+            self._show_stream(changed)
+            return
+        if changed is not None:
+            self._held = changed if self._held is None else min(self._held, changed)
+        if self._held_timer is None:
+            self._held_timer = self.set_timer(BACKGROUND_FRAME, self._draw_held)
+
+    def _draw_held(self) -> None:
+        """Draw what a background pane held back (its changed lines, its due timer)."""
+        if self._held_timer is not None:
+            self._held_timer.stop()
+            self._held_timer = None
+        held, self._held = self._held, None
+        if self._stream is not None:
+            drawn = self._stream.flush()  # all that came in the frame
+            self._show_stream(held if drawn is None else drawn if held is None else min(held, drawn))
 
     def start_stream(self, text: str, pieces: int) -> None:
         """The reply the agent was already streaming when this pane opened, whole."""
@@ -91,6 +127,10 @@ class StreamingLines:
 
     def end_stream(self) -> None:
         """Drop the streamed lines: the committed reply is added as an item instead."""
+        if self._held_timer is not None:
+            self._held_timer.stop()
+            self._held_timer = None
+        self._held = None
         if self._stream_timer is not None:
             self._stream_timer.stop()
             self._stream_timer = None
