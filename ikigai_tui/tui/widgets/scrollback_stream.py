@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ikigai_tui.tui.lines import Lines
 
 COLLECT_AFTER = 0.1  # seconds after the last reply ends: its repaint and commit are drawn
-BACKGROUND_FRAME = 0.1  # seconds: a background pane's streaming reply is drawn this often
+BACKGROUND_FRAME = 0.2  # seconds: a background pane's streaming reply is drawn this often (5 a second)
 
 
 class StreamingLines:
