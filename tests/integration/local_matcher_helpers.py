@@ -64,6 +64,9 @@ class CountingEmbedder:
         self.calls.append(len(texts))
         return self.inner.embed(texts)
 
+    def word_vectors(self, words: Sequence[str]) -> Any:
+        return self.inner.word_vectors(words)  # single words, not counted as texts embedded
+
 
 async def conversation_store(path: Path) -> tuple[Store, list[Candidate]]:
     store = await Store.open(path)

@@ -173,3 +173,49 @@ def test_templated_messages_lose_what_they_share():
     off_diagonal = ~np.eye(20, dtype=bool)
     assert np.abs(vectors @ vectors.T)[off_diagonal].mean() < 0.25
     assert np.abs((vectors * kept).sum(axis=1)).min() > 0.7  # each keeps its own topic
+
+
+class _AxisWords:
+    """Words as axes (a made-up static table): "soccer" and "basketball" share one."""
+
+    name, dim = "axes", 3
+    AXES = {"soccer": 0, "basketball": 0, "dinner": 1, "rice": 1}
+
+    def __init__(self) -> None:
+        self.words: list[str] = []
+
+    def embed(self, texts):
+        raise AssertionError("token evidence embeds no text")
+
+    def word_vectors(self, words):
+        self.words.extend(words)
+        out = np.zeros((len(words), 3), dtype=np.float32)
+        for i, w in enumerate(words):
+            out[i, self.AXES.get(w, 2)] = 1
+        return out
+
+
+def test_token_evidence_covers_the_best_exchanges_by_meaning_and_keeps_word_vectors(
+        monkeypatch):
+    from ikigai_tui.core.matching import Candidate, local
+
+    monkeypatch.setattr(local, "TOKEN_TOP", 2)
+    texts = ["what is for dinner tonight", "rice", "shall we play basketball", "great game",
+             "basketball finals"]
+    cands = [Candidate(i, "user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(texts)]
+    embedder = _AxisWords()
+    matcher = local.LocalMatcher(None, embedder)  # type: ignore[arg-type]
+    starts, ends = np.array([0, 2]), np.array([2, 4])
+    # Two exchanges, both in the top 2: the basketball one holds the criterion's word's axis.
+    both = matcher._token_evidence(Terms("soccer"), cands, starts, ends, np.array([0.1, 0.2]))
+    assert both.tolist() == [0.0, 1.0]
+    assert sorted(embedder.words) == ["basketball", "dinner", "game", "great", "play",
+                                      "rice", "shall", "soccer", "tonight"]
+    embedder.words.clear()
+    # Three exchanges, the third (about basketball too) past the top 2 by meaning: it gets
+    # the lowest computed, its words are not looked up, nor are those already seen.
+    three_starts, three_ends = np.array([0, 2, 4]), np.array([2, 4, 5])
+    evidence = matcher._token_evidence(Terms("soccer"), cands, three_starts, three_ends,
+                                       np.array([0.3, 0.2, 0.1]))
+    assert evidence.tolist() == [0.0, 1.0, 0.0]
+    assert embedder.words == []

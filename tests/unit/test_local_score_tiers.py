@@ -48,3 +48,23 @@ def test_an_absent_topic_offers_only_the_nearest_as_possible():
     assert likely == []
     assert possible and len(possible) <= local_score.POSSIBLE_MAX
     assert set(possible) <= {0, 1, 4, 5, 8, 9}
+
+
+def test_token_evidence_is_each_criterion_word_s_best_match_averaged():
+    query_words = np.eye(3, dtype=np.float32)[:2]  # two criterion words: axes 0 and 1
+    words = np.array([[1, 0, 0], [0, 0, 1],  # exchange 0: word 0 itself, an unrelated one
+                      [0.6, 0.8, 0]], dtype=np.float32)  # exchange 2: near both
+    owners = np.array([0, 0, 2])
+    evidence = local_score.token_evidence(query_words, words, owners, 3)
+    assert np.allclose(evidence, [0.5, 0.0, 0.7])  # exchange 1 has no words
+
+
+def test_token_evidence_lets_a_topic_whose_pooled_cosine_is_low_through_the_gate():
+    # One exchange of three holds a word near the criterion's ("soccer": "basketball")
+    # while its pooled vector, diluted by the rest of the exchange, scores low.
+    query, vectors = scored([0.15, 0.02, 0.01])
+    words = np.zeros(3)
+    near = local_score.tiers(query, vectors, words, tokens=np.array([0.6, 0.1, 0.1]))[0]
+    far = local_score.tiers(query, vectors, words, tokens=np.array([0.1, 0.1, 0.1]))[0]
+    assert sorted(int(i) for i in near) == [0]
+    assert not len(far)

@@ -27,6 +27,14 @@ class Embedder(Protocol):
         ...
 
 
+def word_vectors(embedder: Embedder, words: Sequence[str]) -> Any:
+    """Each word's vector, float32 (len(words), dim): the embedder's own `word_vectors`
+    when it has one (a static table places a word without counting as a text embedded),
+    else `embed` of the words."""
+    own = getattr(embedder, "word_vectors", None)
+    return own(words) if own is not None else embedder.embed(words)[0]
+
+
 _factory: Callable[[], Embedder] | None = None
 
 

@@ -25,7 +25,7 @@ from ikigai_tui.core.gateway import RequestCancelled
 from ikigai_tui.core.matching import POSSIBLE_REASON, Candidate, Match, MatchReport, ProgressFn
 from ikigai_tui.core.matching import embedder as embedders
 from ikigai_tui.core.matching.embedder import Embedder
-from ikigai_tui.core.matching.local_words import Terms, word_scores
+from ikigai_tui.core.matching.local_words import Terms, content_words, word_scores
 from ikigai_tui.core.ports import MatchIndex, StoreError
 from ikigai_tui.core.provider import ProviderError
 
@@ -34,6 +34,13 @@ if TYPE_CHECKING:
 
 NAME = "local (words + meaning)"
 BATCH = 512  # messages embedded per worker-thread call (about 0.1 s each)
+# Token evidence (local_score.token_evidence) is computed for the TOKEN_TOP exchanges the
+# pooled meaning ranks first (all of a smaller context), from each message's first
+# TOKEN_WORDS content words: it costs one small matrix product, not a pass over 100,000
+# messages' texts. A matcher keeps the word vectors it computed, up to WORD_CACHE words.
+TOKEN_TOP = 256
+TOKEN_WORDS = 64
+WORD_CACHE = 50_000
 
 
 class Scoring(NamedTuple):
@@ -46,6 +53,7 @@ class Scoring(NamedTuple):
     held: dict[str, set[int]]  # each word's exchanges
     starts: Any  # each exchange's first candidate
     ends: Any  # ... and the one after its last
+    tokens: Any  # each exchange's token evidence (local_score.token_evidence)
 
 
 class LocalMatcher:
@@ -59,6 +67,7 @@ class LocalMatcher:
         self.computed = 0  # message vectors this matcher computed (tests, benchmarks)
         self._cache: Any = None  # local_vectors.VectorCache, made on the first match
         self._last: tuple[Any, Any, Any] | None = None  # (ids, starts, exchange vectors)
+        self._words: dict[str, Any] = {}  # word -> its unit vector
 
     @classmethod
     def over(cls, index: MatchIndex, embedder: Embedder | None) -> LocalMatcher:
@@ -78,7 +87,7 @@ class LocalMatcher:
 
         likely, possible, meaning = local_score.tiers(
             scoring.query, scoring.exchanges, scoring.words, self.params or local_score.TUNED,
-            n_words=len(scoring.terms.words))
+            n_words=len(scoring.terms.words), tokens=scoring.tokens)
 
         def matches(chosen: Any, sure: str) -> tuple[Match, ...]:
             out: list[Match] = []
@@ -130,8 +139,12 @@ class LocalMatcher:
         ends = np.append(starts[1:], len(cands))
         held = _held(terms, hits, ids, np.repeat(np.arange(len(starts)), ends - starts))
         words = np.asarray(word_scores(terms, held, len(starts)), dtype=np.float32)
-        return Scoring(terms, local_score.normalised(query[0]),
-                       self._exchange_vectors(ids, starts, users), words, held, starts, ends)
+        query = local_score.normalised(query[0])
+        vectors = self._exchange_vectors(ids, starts, users)
+        tokens = await asyncio.to_thread(self._token_evidence, terms, cands, starts, ends,
+                                         vectors @ query)
+        _check(cancellation)
+        return Scoring(terms, query, vectors, words, held, starts, ends, tokens)
 
     def _counted(self, n: int) -> None:
         self.computed += n
@@ -150,6 +163,50 @@ class LocalMatcher:
         vectors = local_score.exchange_vectors(directions, counts, starts, users, scales)
         self._last = (ids, starts, vectors)
         return vectors
+
+    def _token_evidence(self, terms: Terms, cands: list[Candidate], starts: Any, ends: Any,
+                        meaning: Any) -> Any:
+        """Each exchange's token evidence; those past the TOKEN_TOP best by meaning get the
+        lowest computed."""
+        import numpy as np
+
+        from ikigai_tui.core.matching import local_score
+
+        n = len(starts)
+        top = np.sort(np.argsort(-meaning, kind="stable")[:TOKEN_TOP])
+        owners: list[int] = []
+        texts: list[str] = []
+        for e in top.tolist():
+            found = dict.fromkeys(w for c in cands[starts[e]:ends[e]]
+                                  for w in content_words(c.text, TOKEN_WORDS))
+            owners.extend([e] * len(found))
+            texts.extend(found)
+        vectors = self._word_vectors(texts + terms.words)
+        found = local_score.token_evidence(vectors[len(texts):], vectors[:len(texts)],
+                                           np.asarray(owners, dtype=np.int64), n)
+        if top.size < n:
+            rest = np.ones(n, dtype=bool)
+            rest[top] = False
+            found[rest] = found[top].min()
+        return found
+
+    def _word_vectors(self, words: list[str]) -> Any:
+        """Unit vectors of words, from the matcher's own cache where it holds them."""
+        import numpy as np
+
+        from ikigai_tui.core.matching import local_score
+
+        new = [w for w in dict.fromkeys(words) if w not in self._words]
+        if len(self._words) + len(new) > WORD_CACHE:
+            self._words.clear()
+            new = list(dict.fromkeys(words))
+        if new:
+            vectors = local_score.normalised(np.asarray(
+                embedders.word_vectors(self.embedder, new), dtype=np.float32))
+            self._words.update(zip(new, vectors))
+        if not words:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.stack([self._words[w] for w in words])
 
     async def _word_hits(self, terms: Terms, cands: list[Candidate]) -> dict[str, list[int]]:
         if not terms:

@@ -74,6 +74,19 @@ def variants(word: str) -> list[str]:
     return sorted(out)
 
 
+def content_words(text: str, cap: int) -> list[str]:
+    """The first `cap` distinct words of a text that are neither common words nor numbers
+    (what the token evidence compares a criterion's words with)."""
+    out: dict[str, None] = {}
+    for word in WORD.finditer(text[:cap * 32].lower()):
+        w = word.group()
+        if w not in STOPWORDS and not w.isdigit():
+            out[w] = None
+            if len(out) >= cap:
+                break
+    return list(out)
+
+
 class Terms:
     """A criterion's topic: its content words (in order, for the embedding) and their
     inflections (for the full-text index)."""
