@@ -74,3 +74,43 @@ async def test_neighbours_never_bring_in_an_unrelated_exchange_in_a_short_chat(
         assert set(found) <= set(on_topic) and found, found
     finally:
         await store.close()
+
+
+def offline_pairs(users: list[str]) -> list[tuple[str, str]]:
+    """The offline model's replies: a template that quotes the message and the context's
+    first one, so every reply holds the first exchange's words."""
+    from ikigai_tui.core.provider import Request
+    from ikigai_tui.llm.offline import respond
+
+    seen: list[dict] = []
+    pairs = []
+    for user in users:
+        seen.append({"role": "user", "content": user})
+        reply = respond(Request("offline", "", list(seen)))[0]
+        seen.append({"role": "assistant", "content": reply})
+        pairs.append((user, reply))
+    return pairs
+
+
+async def offered(tmp_path, model, pairs, criteria) -> list[int]:
+    """The exchanges a match ticks or offers as possible."""
+    store, cands = await chat(tmp_path, pairs)
+    try:
+        report = await LocalMatcher(store, model).match(criteria, "forget", cands)
+    finally:
+        await store.close()
+    found = {m.id for m in (*report.matches, *report.possible)}
+    return [n for n, group in enumerate(exchanges(cands)) if {c.id for c in group} & found]
+
+
+@pytest.mark.parametrize("criteria", ["kittens", "pets", "the sofa", "cats"])
+async def test_words_a_role_repeats_in_every_message_are_no_evidence(tmp_path, model, criteria):
+    """Replies that all quote the first message (the offline model's) put its words in every
+    exchange: they must not make any other exchange likely or possible than plain replies
+    would."""
+    users = [CATS[0], TAXES[0], FRANCE[0], JAZZ[0]]
+    pairs = offline_pairs(users)
+    assert all(CATS[0] in reply for _, reply in pairs)
+    quoting = await offered(tmp_path / "quoting.db", model, pairs, criteria)
+    plain = await offered(tmp_path / "plain.db", model, [(u, "Noted.") for u in users], criteria)
+    assert 0 in quoting and set(quoting) <= set(plain), (quoting, plain)

@@ -18,7 +18,8 @@ numpy and the model load on the first match, never at program start.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.gateway import RequestCancelled
@@ -40,6 +41,11 @@ BATCH = 512  # messages embedded per worker-thread call (about 0.1 s each)
 # messages' texts. A matcher keeps the word vectors it computed, up to WORD_CACHE words.
 TOKEN_TOP = 256
 TOKEN_WORDS = 64
+# A word one role writes in this share of its messages or more (at least REPEATED_MIN of
+# them) is that role's boilerplate, not a topic: a template ("Offline model here. You
+# said: ..."), a signature, a quoted first message. It is no token evidence for that role.
+REPEATED_SHARE = 0.8
+REPEATED_MIN = 3
 WORD_CACHE = 50_000
 
 
@@ -174,11 +180,14 @@ class LocalMatcher:
 
         n = len(starts)
         top = np.sort(np.argsort(-meaning, kind="stable")[:TOKEN_TOP])
+        words = {e: [(c.kind, content_words(c.text, TOKEN_WORDS)) for c in cands[starts[e]:ends[e]]]
+                 for e in top.tolist()}
+        boiler = repeated(m for messages in words.values() for m in messages)
         owners: list[int] = []
         texts: list[str] = []
-        for e in top.tolist():
-            found = dict.fromkeys(w for c in cands[starts[e]:ends[e]]
-                                  for w in content_words(c.text, TOKEN_WORDS))
+        for e, messages in words.items():
+            found = dict.fromkeys(w for kind, ws in messages for w in ws
+                                  if w not in boiler.get(kind, ()))
             owners.extend([e] * len(found))
             texts.extend(found)
         vectors = self._word_vectors(texts + terms.words)
@@ -236,3 +245,15 @@ def _held(terms: Terms, hits: dict[str, list[int]], ids: Any, exchange_of: Any) 
 def _check(cancellation: asyncio.Event | None) -> None:
     if cancellation is not None and cancellation.is_set():
         raise RequestCancelled("local matcher: cancelled")
+
+
+def repeated(messages: Iterable[tuple[str, list[str]]]) -> dict[str, set[str]]:
+    """Per role (a message's kind), the words it repeats in REPEATED_SHARE of its messages
+    or more, when it wrote REPEATED_MIN or more. `messages`: (kind, its distinct words)."""
+    seen: dict[str, Counter[str]] = {}
+    count: Counter[str] = Counter()
+    for kind, words in messages:
+        count[kind] += 1
+        seen.setdefault(kind, Counter()).update(set(words))
+    return {kind: {w for w, k in held.items() if k >= REPEATED_SHARE * count[kind]}
+            for kind, held in seen.items() if count[kind] >= REPEATED_MIN}

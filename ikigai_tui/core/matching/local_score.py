@@ -10,7 +10,8 @@
 2. Its raw score: the cosine with the criterion's vector plus `words` x its word score
    plus `tokens` x its token evidence (`token_evidence`: for each of the criterion's
    words, the best cosine with one of the exchange's own words, averaged; computed by
-   core/matching/local.py for the exchanges the cosine ranks first). A pooled vector
+   core/matching/local.py for the exchanges the cosine ranks first, without the words a
+   role repeats in nearly every message: see local.repeated). A pooled vector
    drifts with every other word of the exchange; a one-word criterion ("soccer") still
    finds its nearest word ("basketball") there. The raw score decides presence (3); the
    likely and possible ones are chosen on meaning alone (4).
