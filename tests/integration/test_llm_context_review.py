@@ -215,7 +215,7 @@ async def test_the_apply_result_names_the_call_its_filter_event_records(
                if e.payload.get("name") == "filter_context"]
     (event,) = await h.events(kind="filter")
     assert reply["change"] == {"call": call.id, "applies": "when this turn ends",
-                               "find": f"the filter event with call {call.id} "
+                               "find": f"the event with call {call.id} "
                                        "(/history, ikigai log --json)"}
     assert event.payload["call"] == call.id and event.id > call.id
     after = [i for i, _k, _p in await h.context()]
@@ -230,6 +230,44 @@ async def test_the_apply_result_names_the_call_its_filter_event_records(
     assert log.returncode == 0, log.stderr
     (logged,) = [e for e in json.loads(log.stdout) if e["kind"] == "filter"]
     assert logged["id"] == event.id and logged["payload"]["call"] == call.id
+
+
+@openai
+@pytest.mark.parametrize("edited", [False, True])
+async def test_a_slash_clear_result_names_the_call_its_event_records(make, fake, fmt, edited):
+    """The LLM's /clear, accepted whole (a clear event) or edited (a filter of the ticked):
+    the result names the slash call, the event written at the turn's end records it, and
+    /history says so; a refused one names nothing."""
+    h = await make(settings_of_session={"llm_context_changes": "allow" if not edited else "ask"})
+    fake.queue(Reply(text="Hi."), Reply(text="Sunny."))
+    await h.say("hello")
+    await h.say("weather?")
+    first = [i for i, _k, _p in await h.context()]
+    if edited:  # the user keeps the greeting
+        h.session.context_review.reviewer = Reviewer(
+            lambda p: Verdict.accept([i.id for i in p.items if i.id not in first[:2]]))
+    fake.queue(slash("clear"), Reply(text="Done."))
+    await h.say("clean up")
+    reply = json.loads(last_tool_result(fake).splitlines()[-1])
+    (call,) = [e for e in await h.events(kind="tool_call") if e.payload.get("name") == "slash"]
+    assert reply["result"] == ("edited" if edited else "applied")
+    assert reply["change"]["call"] == call.id and reply["change"]["applies"] == "when this turn ends"
+    (event,) = await h.events(kind="filter" if edited else "clear")
+    assert event.payload["call"] == call.id and event.id > call.id
+    shown = (await h.session.command(h.root, "/history")).lines
+    (line,) = [s for s in shown if s.startswith(f"  #{event.id} ")]
+    assert line.endswith(f"(asked in call #{call.id})")
+
+
+@openai
+async def test_a_refused_slash_clear_names_no_change(make, fake, fmt):
+    h = await make(settings_of_session={"llm_context_changes": "deny"})
+    fake.queue(Reply(text="Hi."), slash("clear"), Reply(text="Not cleared."))
+    await h.say("hello")
+    await h.say("clean up")
+    reply = json.loads(last_tool_result(fake).splitlines()[-1])
+    assert reply["result"] == "refused" and "change" not in reply
+    assert await h.events(kind="clear") == []
 
 
 # -- what is not a change to review: the LLM reading its mail (issue 28 item 3) ----------

@@ -174,9 +174,10 @@ class FilterProposal(Proposal):
     context_messages: int = 0  # the context's messages when it was made
     # Ids the matcher is less sure of: listed unticked, never applied unless ticked.
     possible: tuple[int, ...] = ()
-    # The LLM's filter_context apply call (its tool_call event's id) this change answers:
-    # the filter is written when the turn ends, after the call's result, so the result
-    # names the call, and the filter event records it (`call`) for /history and the log.
+    # The LLM's tool call (filter_context apply, or the slash tool's clear or rewind; its
+    # tool_call event's id) this change answers: the change is written when the turn ends,
+    # after the call's result, so the result names the call, and the event records it
+    # (`call`) for /history and the log.
     call: int | None = None
 
     @staticmethod
@@ -305,7 +306,7 @@ class FilterProposal(Proposal):
     def apply(self, c: CommandContext, verdict: Verdict) -> CommandResult:
         if self.change is not None and verdict.ids is None:  # the LLM's /clear or /rewind
             kind, payload, line = self.change
-            c.add(kind, payload)
+            c.add(kind, payload if self.call is None else payload | {"call": self.call})
             return CommandResult([line])
         chosen = self.chosen(verdict)
         if verdict.ids is not None and not self.removed(verdict):

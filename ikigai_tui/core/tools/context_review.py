@@ -147,3 +147,17 @@ def outcome_reply(proposal: Proposal, reviewed: Reviewed, result: CommandResult,
                 "tokens": proposal.tokens_after(verdict)}
     reply["note"] = " ".join(result.lines)
     return reply | more
+
+
+def change_reference(call: int, result: CommandResult) -> dict[str, Any]:
+    """How the LLM and the user find the event an accepted change writes (a filter for
+    filter_context apply, a clear or rewind for the slash tool, or a filter of the ticked
+    ids when the user edited it). Its id cannot be known yet: the change is written when
+    the turn ends (no request may see its context change mid-turn), after this result,
+    and the log gives ids only as it writes. So the reference is the asking call's id,
+    which the event records as `call`."""
+    from ikigai_tui.core.commands.bus import DEFERRED_PREFIX  # (`ikigai log` imports this module)
+
+    deferred = bool(result.lines) and result.lines[0].startswith(DEFERRED_PREFIX)
+    return {"call": call, "applies": "when this turn ends" if deferred else "now",
+            "find": f"the event with call {call} (/history, ikigai log --json)"}

@@ -7,7 +7,7 @@ writes one `filter` event, applied when the turn ends like any context change, a
 event also takes the planning conversation out of the context: from the user message
 that asked for it through the apply call and its result (SPEC §8, seed 000). Written
 after the apply's result, the filter's id is not known to it: the result names the apply
-call's id, which the filter event records as `call` (`change_reference`).
+call's id, which the filter event records as `call` (context_review.change_reference).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from ikigai_tui.core.matching import MODES, Candidate, exchanges
 from ikigai_tui.core.commands.proposals import FilterProposal
 from ikigai_tui.core.provider import ProviderError
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
-from ikigai_tui.core.tools.context_review import outcome_reply, refusal_line, review_change
+from ikigai_tui.core.tools.context_review import (change_reference, outcome_reply, refusal_line,
+                                                   review_change)
 
 if TYPE_CHECKING:
-    from ikigai_tui.core.commands.parse import CommandResult
     from ikigai_tui.core.replay.replayer import Replayer
 
 NAME = "filter_context"
@@ -122,18 +122,6 @@ def _preview_matcher(result: tuple | None) -> str | None:
         return None
     matcher = reply.get("matcher") if isinstance(reply, dict) else None
     return matcher if isinstance(matcher, str) else None
-
-
-def change_reference(call: int, result: CommandResult) -> dict[str, Any]:
-    """How the LLM and the user find the filter an accepted apply writes. Its id cannot be
-    known yet: the filter is written when the turn ends (no request may see its context
-    change mid-turn), after this result, and the log gives ids only as it writes. So the
-    reference is this apply call's id, which the filter event records as `call`."""
-    from ikigai_tui.core.commands.bus import DEFERRED_PREFIX  # (`ikigai log` imports this module)
-
-    deferred = bool(result.lines) and result.lines[0].startswith(DEFERRED_PREFIX)
-    return {"call": call, "applies": "when this turn ends" if deferred else "now",
-            "find": f"the filter event with call {call} (/history, ikigai log --json)"}
 
 
 class FilterContextTool:

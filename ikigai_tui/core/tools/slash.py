@@ -4,11 +4,13 @@ registry) on its own context and agents."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from ikigai_tui.core.commands.parse import CommandResult
 from ikigai_tui.core.commands.registry import REGISTRY
-from ikigai_tui.core.tools.context_review import outcome_reply, review_pending
+from ikigai_tui.core.commands.proposals import FilterProposal
+from ikigai_tui.core.tools.context_review import change_reference, outcome_reply, review_pending
 from ikigai_tui.core.errors import CommandError
 from ikigai_tui.core.tools import TURN, ToolContext, ToolResult
 
@@ -63,10 +65,16 @@ class SlashTool:
                                          source="llm")
             if isinstance(outcome, CommandResult):
                 return ToolResult("\n".join(outcome.lines) or "OK", False)
-            # A change of the context (clear, rewind): the user's review first.
+            # A change of the context (clear, rewind): the user's review first. Its event
+            # records this call, which the result names (change_reference).
+            call = context.call_event
+            if call is not None and isinstance(outcome.proposal, FilterProposal):
+                outcome.proposal = replace(outcome.proposal, call=call)
             reviewed, result = await review_pending(host, context.agent_id, outcome)
         except CommandError as exc:
             return ToolResult(f"Error: {exc}", True)
+        more = ({"change": change_reference(call, result)}
+                if call is not None and reviewed.refused_by is None else {})
         # Its words first (as any command's), then exactly what happened.
-        reply = outcome_reply(outcome.proposal, reviewed, result, command=f"/{command}")
+        reply = outcome_reply(outcome.proposal, reviewed, result, command=f"/{command}", **more)
         return ToolResult("\n".join([*result.lines, json.dumps(reply)]), False)
