@@ -21,6 +21,13 @@ __all__ = ["FindBar", "FindActions"]
 
 DEBOUNCE = 0.05  # seconds after a keystroke before its search starts
 COUNT_WIDTH = 34  # cells of "12 of 1,000+ · forgotten by ..." (longer reasons end in …)
+# The bar's own keys, as Help lists them: (keys, what they do); `key` does it.
+FIND_KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter / Down", "The next hit down the scrollback, newer (past the newest: the oldest)"),
+    ("Up", "The previous hit up the scrollback, older (past the oldest: the newest)"),
+    ("Esc", "Close the find bar: the marks go, back to the input"),
+)
+MOVES = ("enter", "down", "up", "escape")
 
 
 class FindInput(Input):
@@ -28,7 +35,7 @@ class FindInput(Input):
 
     async def _on_key(self, event: events.Key) -> None:
         bar = self.parent
-        if isinstance(bar, FindBar) and event.key in ("enter", "down", "up", "escape"):
+        if isinstance(bar, FindBar) and event.key in MOVES:
             event.stop()
             event.prevent_default()
             await bar.key(event.key)

@@ -125,6 +125,24 @@ async def test_help_shows_commands_keys_and_context_as_plain_text():
         assert "window" in paragraphs and "/mark" in paragraphs and "/fork" in paragraphs
 
 
+async def test_help_lists_the_find_bars_own_keys():
+    """The find bar takes its keys in its input (not bindings the main list shows): Help
+    lists them in a section of their own, each key the bar acts on."""
+    from ikigai_tui.tui.find_bar import MOVES
+
+    app = Harness(HelpScreen(COMMANDS, BINDINGS))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        console = Console(file=io.StringIO(), width=100, color_system=None)
+        console.print(app.screen.query_one("#help-find-keys", HelpKeys).render())
+        out = console.file.getvalue()
+        sections = [rendered(s) for s in app.screen.query(".section").results(Static)]
+        assert "Keys in the find bar" in sections
+        named = {"enter": "Enter", "down": "Down", "up": "Up", "escape": "Esc"}
+        assert all(named[key] in out for key in MOVES), out
+        assert "next hit" in out and "previous hit" in out and "Close the find bar" in out
+
+
 @pytest.mark.parametrize("keymap,shown", [
     ({}, "Esc · Q · F1"),
     ({"help-close": "ctrl+x,pagedown"}, "Ctrl+X · PgDn"),

@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ikigai_tui.tui.bindings import HELP
+from ikigai_tui.tui.find_bar import FIND_KEYS
 from ikigai_tui.tui.keymap import keys_in_force
 from ikigai_tui.tui.keys import key_name, keys_of
 from ikigai_tui.tui.safe_text import plain
@@ -212,6 +213,8 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(id="help-body"):
                 yield Static(Text("Keys"), classes="section -first")
                 yield HelpKeys(self._key_rows, id="help-keys")
+                yield Static(Text("Keys in the find bar"), classes="section")
+                yield HelpKeys(list(FIND_KEYS), id="help-find-keys")
                 yield Static(Text("Commands"), classes="section")
                 yield HelpCommands(self._commands, id="help-commands")
                 yield Static(
