@@ -107,6 +107,47 @@ async def test_highlight_no_match_and_escape(bench):
         assert scrollback.find_pattern is None and app.focused is app.prompt_input
 
 
+async def test_a_query_typed_fast_shows_only_the_last_ones_hits(bench, monkeypatch):
+    """Each key restarts the search (debounced, the older one cancelled): a slow search of
+    "z" or "ze" never lands after the one of "zebra" began, nor shows its hits."""
+    import asyncio
+
+    async with bench.prep() as session:
+        await _long_history(session, 40)
+    log: list[tuple[str, str]] = []
+    real = Finder.find
+
+    async def slow(self, text):
+        log.append(("start", text))
+        # The shorter the query, the slower (more hits): without cancelling, "z" would end
+        # last and show its hits under "zebra".
+        await asyncio.sleep(0.6 - 0.1 * len(text))
+        found = await real(self, text)
+        log.append(("end", text))
+        return found
+
+    monkeypatch.setattr(Finder, "find", slow)
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        bar = app.query_one(FindBar)
+        for ch in "zebra":
+            await pilot.press(ch)
+            await pilot.pause(0.08)  # past the debounce, before a slow search ends
+        await pilot.pause(0.8)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        starts = [text for event, text in log if event == "start"]
+        assert len(starts) >= 2 and starts[-1] == "zebra"
+        for n, (event, text) in enumerate(log):  # an end follows its own start, no other
+            if event == "end":
+                assert [t for e, t in log[:n] if e == "start"][-1] == text, log
+        assert ("end", "zebra") in log
+        assert bar.query_text == "zebra" and len(bar.hits) == 2 and _count(app) == "2 of 2"
+
+
 async def test_the_finder_over_a_child_finds_what_it_inherited(bench):
     async with bench.prep() as session:
         root = root_id(session)
