@@ -1,65 +1,16 @@
 """The preview of matches (/forget CRITERIA, /remember CRITERIA): grouped by exchange,
-reasons, the criteria and the matcher shown, one message in full, and thousands of
-items in one line-based list."""
+reasons, the criteria and the matcher shown, and thousands of items in one line-based
+list (one message in full: test_match_preview_view.py)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
-
 import pytest
-from textual.screen import Screen
-from textual.widgets import Static
 
 from ikigai_tui.tui.safe_text import C1_PLACEHOLDER
-from ikigai_tui.tui.screens.message_view import SHOWN_MAX, MessageScreen
 from ikigai_tui.tui.screens.preview import PreviewItem, PreviewList, PreviewScreen
 
 from .harness import Harness
-
-SIZE = (120, 40)
-BEFORE = 20_000
-
-MATCHES = [
-    PreviewItem(40, "user", "Can you sketch the database schema for orders?", 31,
-                reason="asks for the schema", exchange=40),
-    PreviewItem(41, "assistant", "Here is a first schema:\nCREATE TABLE orders (...)", 420,
-                reason="proposes the tables", exchange=40),
-    PreviewItem(57, "tool_call", 'run_sql("ALTER TABLE orders ADD shipped_at")', 45,
-                reason="migrates the schema", exchange=55),
-    PreviewItem(58, "tool_result", "OK", 3, exchange=55),  # the call's partner: no reason
-    PreviewItem(90, "user", "Should the schema use UUIDs?", 12, reason="a schema question",
-                exchange=90, checked=False),
-]
-FULL_TEXT = {41: "Here is a first schema:\n\nCREATE TABLE orders (\n  id integer\n)\n\x1b[2Jdone"}
-
-
-async def load_text(message_id: int) -> str:
-    return FULL_TEXT[message_id]
-
-
-def matches(**kwargs) -> PreviewScreen:
-    kwargs.setdefault("matcher", "local (words + meaning)")
-    kwargs.setdefault("criteria", "database schema")
-    return PreviewScreen("Forget: review the messages", MATCHES, BEFORE, **kwargs)
-
-
-@contextlib.asynccontextmanager
-async def opened(screen: PreviewScreen) -> AsyncIterator[tuple[Harness, object]]:
-    """The preview open and drawn: (its app, the pilot)."""
-    app = Harness(screen)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        yield app, pilot
-
-
-def lines(screen: PreviewScreen) -> list[str]:
-    items = screen.preview_list
-    return [items.line_text(i).rstrip() for i in range(items.line_count)]
-
-
-def text_of(screen: Screen, selector: str) -> str:
-    return screen.query_one(selector, Static).render().plain
+from .match_preview_parts import BEFORE, MATCHES, SIZE, lines, matches, opened, text_of
 
 
 # ---- layout ----
@@ -296,75 +247,6 @@ async def test_keep_mode_counts_what_leaves_including_the_unlisted():
         await pilot.press("a", "enter")  # everything listed stays; the unlisted still leave
         await pilot.pause()
         assert app.results == [[40, 41, 57, 58, 90]]
-
-
-# ---- one message in full ----
-
-
-async def test_v_shows_the_whole_message_and_esc_returns_to_the_same_place():
-    app = Harness(matches(load_text=load_text))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        preview = app.screen
-        await pilot.press("down", "v")
-        await pilot.pause()
-        view = app.screen
-        assert isinstance(view, MessageScreen)
-        await pilot.pause()
-        assert view.loaded
-        assert view.text == FULL_TEXT[41].replace("\x1b", "\u241b")  # whole, and inert
-        assert "#41 · assistant · 420 tokens" in str(view.query_one(".dialog").border_title)
-        assert text_of(view, "#message-reason") == "matched: proposes the tables"
-        await pilot.press("pagedown", "space", "a")  # keys for the view do nothing to the list
-        await pilot.press("escape")
-        await pilot.pause()
-        assert app.screen is preview
-        assert preview.preview_list.current.id == 41
-        assert preview.preview_list.has_focus
-        assert preview.checked_ids == [40, 41, 57, 58]
-        assert app.results == []
-
-
-async def test_v_without_load_text_shows_the_items_own_text():
-    app = Harness(matches())
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press("down", "v")
-        await pilot.pause()
-        assert isinstance(app.screen, MessageScreen)
-        assert app.screen.text == "Here is a first schema:\nCREATE TABLE orders (...)"
-
-
-async def test_a_message_that_cannot_be_loaded_says_so():
-    async def failing(_message_id: int) -> str:
-        raise OSError("database is locked")
-
-    app = Harness(matches(load_text=failing))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press("v")
-        await pilot.pause()
-        await pilot.pause()
-        notice = text_of(app.screen, "#message-notice")
-        assert notice == "Error: could not load message #40: database is locked"
-        await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, PreviewScreen)
-
-
-async def test_a_huge_message_is_cut_and_says_so():
-    async def huge(_message_id: int) -> str:
-        return "y" * (SHOWN_MAX + 5)
-
-    app = Harness(matches(load_text=huge))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press("v")
-        await pilot.pause()
-        await pilot.pause()
-        assert len(app.screen.text) == SHOWN_MAX
-        assert text_of(app.screen, "#message-notice") == (
-            f"Showing the first {SHOWN_MAX:,} of {SHOWN_MAX + 5:,} characters.")
 
 
 # ---- thousands of matches ----
