@@ -73,12 +73,6 @@ class WordLlamaEmbedder:
             means[present] = sums / counts[present, None]
         return means, counts
 
-    def word_vectors(self, words: Sequence[str]) -> Any:
-        """Each word's vector (the mean of its tokens' rows, as `embed` of the word alone):
-        a static table places single words, which the local matcher's token evidence
-        compares one by one (core/matching/local_score.token_evidence)."""
-        return self.embed(words)[0]
-
 
 def package_dir() -> Path:
     """wordllama's installed folder, found without importing it."""

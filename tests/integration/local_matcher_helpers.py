@@ -65,7 +65,7 @@ class CountingEmbedder:
         return self.inner.embed(texts)
 
     def word_vectors(self, words: Sequence[str]) -> Any:
-        return self.inner.word_vectors(words)  # single words, not counted as texts embedded
+        return self.inner.embed(words)[0]  # single words, not counted as texts embedded
 
 
 async def conversation_store(path: Path) -> tuple[Store, list[Candidate]]:

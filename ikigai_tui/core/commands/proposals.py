@@ -16,7 +16,7 @@ LLM's own verdict (`Verdict.accept(ids)`), through `Session.command(..., review=
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -144,6 +144,11 @@ def _with_closing(payload: dict, r: Replayer, call: int) -> None:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def some_ids(ids: Sequence[int], most: int = 20) -> str:
+    """Ids as a line shows them: "#7, #8", the first `most` and " ..." past them."""
+    return ", ".join(f"#{i}" for i in ids[:most]) + (" ..." if len(ids) > most else "")
 
 
 @dataclass(frozen=True)
@@ -288,8 +293,7 @@ class FilterProposal(Proposal):
                        if self.dropped else "")
             kept = ([i for i in self.items if i.chosen] if self.mode == "remember" else removed)
             sure = (f" ({len(kept)} likely, {len(self.possible)} possible, left unticked: "
-                    f"{', '.join(f'#{i}' for i in self.possible[:20])}"
-                    f"{' ...' if len(self.possible) > 20 else ''})" if self.possible else "")
+                    f"{some_ids(self.possible)})" if self.possible else "")
             lines.append(f"Matched by {self.matcher}: {_plural(len(kept), 'message')} match "
                          f"\"{self.criteria}\"{sure}{dropped}")
         others = "the others" if self.criteria is None else "the matches"

@@ -20,7 +20,7 @@ from ikigai_tui.core.commands.parse import ArgReader, CommandResult, IdRange, pa
 from ikigai_tui.core.events import message_text
 from ikigai_tui.core.matching import Candidate, MatchProgress
 from ikigai_tui.core.notices import MatchingNotice
-from ikigai_tui.core.commands.proposals import FilterProposal
+from ikigai_tui.core.commands.proposals import FilterProposal, some_ids
 from ikigai_tui.core.provider import ProviderError
 
 if TYPE_CHECKING:
@@ -111,8 +111,7 @@ async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> Filt
     ids = [m.id for m in report.matches]
     possible = [m.id for m in report.possible]
     if not ids:
-        maybe = (f"; possibly related, not likely: {', '.join(f'#{i}' for i in possible[:20])}"
-                 f"{' ...' if len(possible) > 20 else ''}" if possible else "")
+        maybe = f"; possibly related, not likely: {some_ids(possible)}" if possible else ""
         return CommandResult([f"Nothing matches \"{ask.criteria}\" (matched by {report.matcher})"
                               f"{maybe}; nothing was changed."])
     tokens = (await c.services.measure(agent_id)).tokens

@@ -99,9 +99,8 @@ class LocalMatcher:
             out: list[Match] = []
             for e in sorted(int(i) for i in chosen):
                 found = [w for w in scoring.terms.words if e in scoring.held[w]]
-                reason = f"{sure}meaning {float(meaning[e]):.2f}"
-                if found:
-                    reason = f"{sure}words: {', '.join(found)}; meaning {float(meaning[e]):.2f}"
+                words = f"words: {', '.join(found)}; " if found else ""
+                reason = f"{sure}{words}meaning {float(meaning[e]):.2f}"
                 first, end = int(scoring.starts[e]), int(scoring.ends[e])
                 out.extend(Match(c.id, reason, float(meaning[e])) for c in cands[first:end])
             return tuple(out)

@@ -209,11 +209,11 @@ def tiers(query: Any, exchanges: Any, words: Any, params: Params = TUNED,
         return by_words, none, meaning
     # The gate looks at the best few exchanges, fewer in a short chat: in a chat of three
     # one exchange can be all there is on the topic.
-    k = min(params.seeds, max(1, n // SEEDS_PER))
-    seeds = np.argsort(-raw, kind="stable")[:k]
+    order = np.argsort(-raw, kind="stable")
+    seeds = order[:min(params.seeds, max(1, n // SEEDS_PER))]
     if float(raw[seeds].mean()) < params.gate and float(raw[seeds[0]]) < params.single:
         # Absent by the gate: the nearest few, if near enough, are offered unticked.
-        near = np.argsort(-raw, kind="stable")[:POSSIBLE_MAX]
+        near = order[:POSSIBLE_MAX]
         possible = np.setdiff1d(near[raw[near] >= params.possible_gate], by_words)
         return by_words, possible, meaning
     # Only exchanges that are on the topic themselves expand it (the best one always).
