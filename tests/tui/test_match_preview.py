@@ -288,3 +288,19 @@ async def test_an_empty_preview_opens_and_cancels():
         await pilot.press("escape")
         await pilot.pause()
         assert app.results == [None]
+
+
+async def test_a_preview_losing_its_widgets_before_its_fitting_runs_does_not_crash():
+    """Applied or cancelled within a frame of opening (a fast Ctrl+S; a second preview
+    queued behind the first): while it is dismissed, the screen is still mounted but its
+    widgets are gone, and a fitting put off to after a refresh (or a resize) that runs
+    then must leave them be rather than stop the app (a full run caught NoMatches)."""
+    async with opened(matches()) as (app, pilot):
+        screen = app.screen
+        await screen.query_one("#preview-area").remove()  # as a dismissal does, first
+        assert screen.is_mounted
+        screen._fit_list()
+        screen.on_resize()
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is screen and app.results == []

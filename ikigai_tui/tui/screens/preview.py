@@ -196,21 +196,26 @@ class PreviewScreen(ModalScreen[list[int] | None]):
         top = (height - rows) // 2
         return top, top + rows
 
-    def _place(self) -> None:
-        """The area the dialog is centred in: the free rows, from the start."""
+    def _place(self) -> bool:
+        """The area the dialog is centred in: the free rows, from the start. False when
+        the dialog is gone: a dismissal removes the widgets before the screen, and a
+        fitting or a resize put off till after a refresh may run in between."""
+        areas = self.query("#preview-area")
+        if not areas:
+            return False
         self.set_class(self.size.height < SHORT_SCREEN, "-short")
         top, bottom = self._free_rows()
-        area = self.query_one("#preview-area").styles
+        area = areas.first().styles
         area.margin = (top, 0, 0, 0)
         area.height = bottom - top
+        return True
 
     def _fit_list(self) -> None:
         """Let the list grow with its items up to what the rest of the dialog leaves of
         the free rows. The dialog's other parts keep their height whatever is ticked (the
         totals' second line is always there), so this is its size from the start."""
-        if not self.is_mounted:
+        if not self.is_mounted or not self._place():
             return
-        self._place()
         self._hold_totals_height(self.query_one("#preview-totals", Static))
         dialog = self.query_one(".dialog")
         items = self._list
