@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_tui.core.gateway import RequestCancelled
@@ -60,6 +61,7 @@ class Scoring(NamedTuple):
     starts: Any  # each exchange's first candidate
     ends: Any  # ... and the one after its last
     tokens: Any  # each exchange's token evidence (local_score.token_evidence)
+    ids: Any  # the candidates' message ids, in context order
 
 
 class LocalMatcher:
@@ -95,17 +97,8 @@ class LocalMatcher:
             scoring.query, scoring.exchanges, scoring.words, self.params or local_score.TUNED,
             n_words=len(scoring.terms.words), tokens=scoring.tokens)
 
-        def matches(chosen: Any, sure: str) -> tuple[Match, ...]:
-            out: list[Match] = []
-            for e in sorted(int(i) for i in chosen):
-                found = [w for w in scoring.terms.words if e in scoring.held[w]]
-                words = f"words: {', '.join(found)}; " if found else ""
-                reason = f"{sure}{words}meaning {float(meaning[e]):.2f}"
-                first, end = int(scoring.starts[e]), int(scoring.ends[e])
-                out.extend(Match(c.id, reason, float(meaning[e])) for c in cands[first:end])
-            return tuple(out)
-
-        return MatchReport(matches(likely, ""), NAME, possible=matches(possible, POSSIBLE_REASON))
+        return MatchReport(_matches(scoring, likely, meaning, ""), NAME,
+                           possible=_matches(scoring, possible, meaning, POSSIBLE_REASON))
 
     async def prepare(self, criteria: str, cands: list[Candidate],
                       progress: ProgressFn | None = None,
@@ -119,7 +112,7 @@ class LocalMatcher:
 
         from ikigai_tui.core.matching import local_score, local_vectors
 
-        ids = np.fromiter((c.id for c in cands), dtype=np.int64, count=len(cands))
+        ids = np.fromiter(map(attrgetter("id"), cands), dtype=np.int64, count=len(cands))
         if self._cache is None:
             self._cache = local_vectors.VectorCache(self.embedder.dim)
         texts: dict[int, str] = {}
@@ -132,7 +125,7 @@ class LocalMatcher:
         try:
             await local_vectors.fill(self._cache, self.index, self.embedder, text_of, ids, BATCH,
                                      progress, lambda: _check(cancellation), self._counted)
-            hits = await self._word_hits(terms, cands)
+            hits = await self._word_hits(terms, int(ids.min()), int(ids.max()))
         except StoreError as exc:
             raise ProviderError(f"local matcher: {exc}") from exc
         query, _ = await asyncio.to_thread(self.embedder.embed, [terms.text])
@@ -149,7 +142,7 @@ class LocalMatcher:
         tokens = await asyncio.to_thread(self._token_evidence, terms, cands, starts, ends,
                                          vectors @ query)
         _check(cancellation)
-        return Scoring(terms, query, vectors, words, held, starts, ends, tokens)
+        return Scoring(terms, query, vectors, words, held, starts, ends, tokens, ids)
 
     def _counted(self, n: int) -> None:
         self.computed += n
@@ -216,13 +209,40 @@ class LocalMatcher:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         return np.stack([self._words[w] for w in words])
 
-    async def _word_hits(self, terms: Terms, cands: list[Candidate]) -> dict[str, list[int]]:
+    async def _word_hits(self, terms: Terms, low: int, high: int) -> dict[str, list[int]]:
         if not terms:
             return {}
-        low = min(c.id for c in cands)
-        high = max(c.id for c in cands)
         forms = [f for fs in terms.forms.values() for f in fs]
         return await self.index.word_hits(list(dict.fromkeys(forms)), low, high)
+
+
+def _matches(scoring: Scoring, chosen: Any, meaning: Any, sure: str) -> tuple[Match, ...]:
+    """Every message of the `chosen` exchanges, each with its exchange's reason ("words:
+    cooking; meaning 0.41") and meaning. Built from arrays, not exchange by exchange: a
+    broad topic of a long context chooses thousands of exchanges (a loop of 7,000 took
+    30 ms of a 100,000-message query, this ~8)."""
+    import numpy as np
+
+    chosen = np.sort(np.asarray(chosen, dtype=np.int64))
+    if not chosen.size:
+        return ()
+    words = scoring.terms.words
+    code = np.zeros(chosen.size, dtype=np.int64)  # bit k: the exchange holds word k
+    for k, word in enumerate(words):
+        held = np.fromiter(scoring.held[word], dtype=np.int64)
+        code |= np.isin(chosen, held).astype(np.int64) << k
+    prefix: dict[int, str] = {}
+    for c in np.unique(code).tolist():
+        found = ", ".join(w for k, w in enumerate(words) if c >> k & 1)
+        prefix[c] = f"{sure}words: {found}; " if found else sure
+    scores = meaning[chosen]
+    reasons = [f"{prefix[c]}meaning {s:.2f}" for c, s in zip(code.tolist(), scores.tolist())]
+    first, sizes = scoring.starts[chosen], scoring.ends[chosen] - scoring.starts[chosen]
+    offsets = np.cumsum(sizes) - sizes
+    rows = np.arange(int(sizes.sum())) - np.repeat(offsets - first, sizes)
+    return tuple(map(Match._make, zip(scoring.ids[rows].tolist(),
+                                      np.repeat(np.array(reasons, dtype=object), sizes).tolist(),
+                                      np.repeat(scores, sizes).tolist())))
 
 
 def _held(terms: Terms, hits: dict[str, list[int]], ids: Any, exchange_of: Any) -> dict[str, set[int]]:

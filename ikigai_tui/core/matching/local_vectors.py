@@ -75,11 +75,11 @@ class VectorCache:
             return
         parts = [decoded(b, self.dim) for b in blocks]
         ids, tokens, vectors, scales = (np.concatenate(p) for p in zip(*parts))
-        keep = np.isin(ids, wanted)
-        if not keep.all():
+        keep = True if np.array_equal(ids, wanted) else np.isin(ids, wanted)
+        if keep is not True and not keep.all():
             ids, tokens, vectors, scales = ids[keep], tokens[keep], vectors[keep], scales[keep]
-        order = np.argsort(ids, kind="stable")  # blocks come sorted, in the order kept
-        if np.any(order[1:] < order[:-1]):
+        if np.any(ids[1:] < ids[:-1]):  # blocks come sorted, in the order kept
+            order = np.argsort(ids, kind="stable")
             ids, tokens, vectors, scales = ids[order], tokens[order], vectors[order], scales[order]
         self.add(ids.astype(np.int64), tokens.astype(np.int64), vectors, scales)
 
@@ -144,5 +144,8 @@ async def fill(cache: VectorCache, index: MatchIndex, embedder: Embedder,
 def gathered(cache: VectorCache, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(int8 directions, float32 scales, token counts) of ids the cache holds, in their
     order."""
-    at = cache.positions(np.asarray(ids, dtype=np.int64))
+    ids = np.asarray(ids, dtype=np.int64)
+    if np.array_equal(ids, cache.ids):  # the context is all the cache holds: no copy
+        return cache.vectors, cache.scales, cache.tokens
+    at = cache.positions(ids)
     return cache.vectors[at], cache.scales[at], cache.tokens[at]
