@@ -219,3 +219,15 @@ def test_token_evidence_covers_the_best_exchanges_by_meaning_and_keeps_word_vect
                                        np.array([0.3, 0.2, 0.1]))
     assert evidence.tolist() == [0.0, 1.0, 0.0]
     assert embedder.words == []
+
+
+def test_the_best_few_are_those_a_full_stable_sort_puts_first():
+    """The gate's seeds and the nearest possible ones come from a partition, not a sort of
+    every exchange: the same ones, in the same order, ties going to the earlier."""
+    from ikigai_tui.core.matching.local_score import _best
+
+    rng = np.random.default_rng(29)
+    for _ in range(500):
+        scores = rng.integers(0, 4, int(rng.integers(1, 30))).astype(np.float32) / 4
+        k = int(rng.integers(1, 8))
+        assert _best(scores, k).tolist() == np.argsort(-scores, kind="stable")[:k].tolist()
