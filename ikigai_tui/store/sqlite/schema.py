@@ -194,9 +194,9 @@ MIGRATIONS: dict[int, list[str]] = {
     # is asked at every keystroke; FTS5 answers a prefix by merging the doclists of every
     # term that starts with it (a 100,000-message log: up to 170 ms for the query alone).
     # Prefix indexes of one and two characters answer them from one doclist each (under
-    # 10 ms; the log grows ~15%). FTS5 takes its prefix indexes only when the table is
+    # 10 ms; the log grows ~19%). FTS5 takes its prefix indexes only when the table is
     # made: the index is made again, from the events (the same text as the trigger's),
-    # in the migration's one transaction (100,000 messages: ~2.5 s).
+    # in the migration's one transaction (100,000 messages: ~3 s; a million: 31 s).
     9: [
         "DROP TRIGGER events_fts",
         "DROP TABLE message_fts",
