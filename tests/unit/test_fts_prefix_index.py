@@ -152,3 +152,22 @@ async def test_a_process_killed_midway_through_the_reindex_leaves_the_old_log(tm
     finally:
         await store.close()
     assert f"prefix='{FTS_PREFIXES}'" in _table_sql(path)
+
+
+async def test_a_long_upgrade_says_so_on_the_terminal_first(tmp_path, capfd, monkeypatch):
+    """Re-indexing a big log takes seconds (31 at a million messages): one line first, on
+    the terminal itself, not a blank wait. A small log, or a new one, upgrades silently."""
+    from ikigai_tui.store.sqlite import open as opening
+
+    monkeypatch.setattr(opening, "UPGRADE_NOTICE_FROM", 3)
+    events = [("a", "user", {"content": f"message {n}"}) for n in range(3)]
+    log_of_schema(tmp_path / "big.db", 8, events)
+    log_of_schema(tmp_path / "small.db", 8, events[:2])
+    for name in ("big.db", "small.db", "new.db"):
+        store = await Store.open(tmp_path / name, create=True)
+        await store.close()
+        said = capfd.readouterr().err
+        if name == "big.db":
+            assert "upgrading" in said and "big.db" in said and "3 events" in said
+        else:
+            assert said == ""

@@ -25,6 +25,7 @@ from ikigai_tui.store.sqlite.paths import (
 )
 
 log = logging.getLogger(__name__)
+UPGRADE_NOTICE_FROM = 50_000  # events from which an upgrade says so first (_tell_of_upgrade)
 T = TypeVar("T")
 
 
@@ -190,8 +191,26 @@ class LogFile:
         await db.execute("PRAGMA synchronous = FULL")
         await db.execute("PRAGMA foreign_keys = ON")
         if version < SCHEMA_VERSION:
+            if version:
+                await self._tell_of_upgrade(version)
             await self._migrate()
             self.version = SCHEMA_VERSION
+
+    async def _tell_of_upgrade(self, version: int) -> None:
+        """One line on the terminal before a long upgrade: migration 9 makes the full-text
+        index again (about 3 s per 100,000 messages), and a user would otherwise wait at
+        a blank terminal. Written to the terminal itself (descriptor 2): the full screen
+        is not up yet, and Textual's capture of sys.stderr would swallow it."""
+        if version >= 9:
+            return
+        rows = await self._db.execute_fetchall("SELECT max(id) FROM events")
+        messages = int(list(rows)[0][0] or 0)
+        if messages < UPGRADE_NOTICE_FROM:
+            return
+        line = (f"ikigai: upgrading {self.path} once (its search index, {messages:,} events: "
+                f"about {max(1, round(messages * 3e-5))} s)...\n")
+        with contextlib.suppress(OSError):
+            os.write(2, line.encode("utf-8", "replace"))
 
     async def _inspect(self) -> tuple[int, frozenset[str]]:
         """user_version and the tables, from one consistent snapshot (another process
