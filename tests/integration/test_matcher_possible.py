@@ -4,7 +4,7 @@ unticked, never dropped and never applied as made; the preview counts both."""
 from __future__ import annotations
 
 from ikigai_tui.core.matching import POSSIBLE_REASON, Match, MatchReport
-from ikigai_tui.core.commands.proposals import ACCEPT_ALL, FilterProposal, printed_preview
+from ikigai_tui.core.commands.proposals import ACCEPT_ALL, REFUSE, FilterProposal, printed_preview
 from tests.integration.session_helpers import msgs, talk
 
 
@@ -58,5 +58,18 @@ async def test_only_possible_ones_say_so_and_change_nothing(session, monkeypatch
     before = await msgs(session, root)
     out = await session.command(root, "/forget music")
     assert out.lines == [f'Nothing matches "music" (matched by fixed); possibly related, not '
-                         f"likely: #{jazz[0]}, #{jazz[1]}; nothing was changed."]
+                         f"likely: #{jazz[0]}, #{jazz[1]} (to look at them: /forget --ids "
+                         f"{jazz[0]},{jazz[1]} --preview); nothing was changed."]
+    assert await msgs(session, root) == before
+    # The command it names previews exactly those, nothing else.
+    seen = []
+
+    async def review(proposal):
+        seen.append(proposal)
+        return REFUSE
+
+    command = out.lines[0].split("to look at them: ")[1].split(")")[0]
+    await session.command(root, command, review=review)
+    (proposal,) = seen
+    assert [i.id for i in proposal.items if i.chosen] == jazz
     assert await msgs(session, root) == before

@@ -111,7 +111,10 @@ async def propose_matches(c: CommandContext, mode: str, ask: FilterArgs) -> Filt
     ids = [m.id for m in report.matches]
     possible = [m.id for m in report.possible]
     if not ids:
-        maybe = f"; possibly related, not likely: {some_ids(possible)}" if possible else ""
+        # The exact command that previews them (whatever the user then ticks or unticks).
+        review = f"/{mode} --ids {','.join(map(str, possible))} --preview"
+        maybe = (f"; possibly related, not likely: {some_ids(possible)} (to look at them: "
+                 f"{review})" if possible else "")
         return CommandResult([f"Nothing matches \"{ask.criteria}\" (matched by {report.matcher})"
                               f"{maybe}; nothing was changed."])
     tokens = (await c.services.measure(agent_id)).tokens
