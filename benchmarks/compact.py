@@ -100,7 +100,7 @@ async def _check() -> dict:
             one.add(root, "assistant", {"content": f"reply {n}"})
             await session.commit(one)  # a turn ended with one more message
             start = time.perf_counter()
-            await session.compactor.after_turn(agent)
+            await session.after_turn(agent)
             times.append(time.perf_counter() - start)
         w = await session.measure(root)
     return {"median": statistics.median(times), "max": max(times),

@@ -52,7 +52,7 @@ async def _measure(on: bool) -> dict:
             await session.commit(batch)
             agent = session.tree[root]
             await session.measure(root)
-            await session.compactor.after_turn(agent)  # the first summary: untimed
+            await session.after_turn(agent)  # the first summary: untimed
             updates, plans = [], []
             for n in range(TURNS):
                 turn = WriteBatch()
@@ -60,7 +60,7 @@ async def _measure(on: bool) -> dict:
                 turn.add(root, "assistant", {"content": f"reply {n} {WORDS}"})
                 await session.commit(turn)
                 start = time.perf_counter()
-                await session.compactor.after_turn(agent)
+                await session.after_turn(agent)
                 updates.append(time.perf_counter() - start)
                 start = time.perf_counter()
                 plan = await session.plan(root, messages=True)
