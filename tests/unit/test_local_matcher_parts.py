@@ -224,10 +224,10 @@ def test_token_evidence_covers_the_best_exchanges_by_meaning_and_keeps_word_vect
 def test_the_best_few_are_those_a_full_stable_sort_puts_first():
     """The gate's seeds and the nearest possible ones come from a partition, not a sort of
     every exchange: the same ones, in the same order, ties going to the earlier."""
-    from ikigai_tui.core.matching.local_score import _best
+    from ikigai_tui.core.matching.local_score import best
 
     rng = np.random.default_rng(29)
     for _ in range(500):
         scores = rng.integers(0, 4, int(rng.integers(1, 30))).astype(np.float32) / 4
         k = int(rng.integers(1, 8))
-        assert _best(scores, k).tolist() == np.argsort(-scores, kind="stable")[:k].tolist()
+        assert best(scores, k).tolist() == np.argsort(-scores, kind="stable")[:k].tolist()

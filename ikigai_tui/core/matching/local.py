@@ -171,7 +171,7 @@ class LocalMatcher:
         from ikigai_tui.core.matching import local_score
 
         n = len(starts)
-        top = np.sort(np.argsort(-meaning, kind="stable")[:TOKEN_TOP])
+        top = np.sort(local_score.best(meaning, TOKEN_TOP))
         words = {e: [(c.kind, content_words(c.text, TOKEN_WORDS)) for c in cands[starts[e]:ends[e]]]
                  for e in top.tolist()}
         boiler = repeated(m for messages in words.values() for m in messages)
