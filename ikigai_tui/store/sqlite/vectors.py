@@ -8,6 +8,7 @@ messages): a context of 100,000 messages reads back as ~200 rows (~30 ms) instea
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
 from ikigai_tui.core.ports import VectorBlock
@@ -41,10 +42,17 @@ class MatchIndexRows(BlockRows):
                                 {"tokens": block.tokens, "vectors": block.vectors})
 
     async def word_hits(self, words: Sequence[str], low: int, high: int) -> dict[str, list[int]]:
-        hits: dict[str, list[int]] = {}
-        for word in dict.fromkeys(words):
-            rows = await self._fetch(  # type: ignore[attr-defined]
+        """Every word's hits in one trip to the connection's thread, not one per word: a
+        criterion has a few words of a few forms each, and on a busy machine each trip
+        waits for the thread to be scheduled."""
+        wanted = list(dict.fromkeys(words))
+
+        def job(conn: sqlite3.Connection) -> dict[str, list[int]]:
+            return {word: [r[0] for r in conn.execute(
                 "SELECT rowid FROM message_fts WHERE message_fts MATCH ? "
-                "AND rowid BETWEEN ? AND ?", (fts_term(word), low, high))
-            hits[word] = [r[0] for r in rows]
-        return hits
+                "AND rowid BETWEEN ? AND ?", (fts_term(word), low, high))] for word in wanted}
+
+        if not wanted:
+            return {}
+        with self._reading():  # type: ignore[attr-defined]
+            return await self._in_connection(job)  # type: ignore[attr-defined]
