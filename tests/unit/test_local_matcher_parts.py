@@ -231,3 +231,24 @@ def test_the_best_few_are_those_a_full_stable_sort_puts_first():
         scores = rng.integers(0, 4, int(rng.integers(1, 30))).astype(np.float32) / 4
         k = int(rng.integers(1, 8))
         assert best(scores, k).tolist() == np.argsort(-scores, kind="stable")[:k].tolist()
+
+
+def test_exchange_vectors_are_weighted_means_whatever_the_block_size(monkeypatch):
+    """Exchanges are summed in blocks of CHUNK rows through one buffer; an exchange longer
+    than a block (a turn of thousands of tool calls) is summed whole all the same."""
+    from ikigai_tui.core.matching import local_score
+
+    rng = np.random.default_rng(7)
+    sizes = [2, 3, 9, 1, 2, 12, 2]  # 9 and 12 exceed the block of 4 rows set below
+    starts = np.cumsum([0] + sizes[:-1])
+    users = np.zeros(sum(sizes), dtype=bool)
+    users[starts] = True
+    means = rng.normal(size=(sum(sizes), 6)).astype(np.float32)
+    counts = rng.integers(1, 400, sum(sizes))
+    weights = np.minimum(counts, local_score.WEIGHT_CAP) * np.where(users, local_score.USER_WEIGHT, 1)
+    expected = np.stack([(means[a:a + k] * weights[a:a + k, None]).sum(axis=0)
+                         for a, k in zip(starts, sizes)])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    monkeypatch.setattr(local_score, "CHUNK", 4)
+    got = local_score.exchange_vectors(means, counts, starts, users)
+    assert np.allclose(got, expected, atol=1e-5)

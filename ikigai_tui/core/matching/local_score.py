@@ -127,7 +127,9 @@ def exchange_vectors(means: Any, counts: Any, starts: Any, users: Any,
     sums = np.empty((len(starts), means.shape[1]), dtype=np.float32)
     # One float32 buffer for every block: widening into new arrays cost more in page
     # faults than in arithmetic (100,000 rows: 35-43 ms, this 22-28).
-    wide = np.empty((min(n, CHUNK), means.shape[1]), dtype=np.float32)
+    # (One exchange can be longer than CHUNK: a turn of thousands of tool calls.)
+    longest = int(sizes.max()) if sizes.size else 0
+    wide = np.empty((min(n, max(CHUNK, longest)), means.shape[1]), dtype=np.float32)
     for size in np.unique(sizes).tolist():
         all_of_size = np.flatnonzero(sizes == size)
         step = max(1, CHUNK // size)  # bounded temporaries: ~8k rows at a time
