@@ -1,0 +1,64 @@
+"""The scrollback's lines as Textual styles them, kept by the line they were made from.
+
+Textual's `StylesCache` adds a widget's padding, background and filters to each line its
+`render_line` returns, and keeps the result by the row on the widget. A scroll moves every
+line to another row, so a pane that scrolls as it follows a streaming reply has every row
+styled again (a new Strip per row, about half of a repainted line's cost), though all but
+the newest line are the lines it showed a frame ago. `LineStylesCache` keeps the styled
+line by the Strip it was made from (the scrollback returns the same Strip object for a
+line that did not change: widgets/streaming.py, the Strips' own caches) and by everything
+else the styling reads (the sizes, padding, backgrounds, opacity, tint, the ANSI theme), so
+a scrolled row is looked up. A widget with a border, an outline, vertical padding or a
+hatch (rows drawn by position, not from a line) is styled by Textual as before.
+"""
+
+from __future__ import annotations
+
+from textual._styles_cache import StylesCache
+from textual.strip import Strip
+
+KEPT = 1024  # styled lines kept at most (a few screenfuls of a pane)
+
+
+class LineStylesCache(StylesCache):
+    """A widget's `_styles_cache` that looks a row up by its line as well as by its row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._styled: dict[int, tuple[Strip, tuple, Strip]] = {}  # id(line) -> (line, key, styled)
+        self._plain = False  # the widget's rows are its lines, padded at the sides only
+
+    def render(self, styles, size, *args, **kwargs) -> list[Strip]:  # type: ignore[override]
+        self._plain = _plain(styles)
+        return super().render(styles, size, *args, **kwargs)
+
+    def render_line(self, styles, y, size, content_size, padding, base_background, background,
+                    render_content_line, border_title, border_subtitle, opacity, ansi_theme,
+                    native_ansi) -> Strip:  # type: ignore[override]
+        args = [styles, y, size, content_size, padding, base_background, background,
+                render_content_line, border_title, border_subtitle, opacity, ansi_theme,
+                native_ansi]
+        if not self._plain or y >= content_size.height:
+            return super().render_line(*args)
+        line = render_content_line(y)
+        key = (size, content_size, tuple(padding), base_background, background, opacity,
+               ansi_theme, native_ansi, styles.tint, styles.text_opacity)
+        styled = self._styled
+        kept = styled.get(id(line))
+        if kept is not None and kept[0] is line and kept[1] == key:
+            return kept[2]
+        args[7] = lambda _y: line
+        strip = super().render_line(*args)
+        if len(styled) >= KEPT:
+            del styled[next(iter(styled))]  # the oldest
+        styled[id(line)] = (line, key, strip)
+        return strip
+
+
+def _plain(styles) -> bool:
+    """Whether each row of the widget is one of its lines with padding at the sides only."""
+    gutter = styles.gutter
+    return (not gutter.top and not gutter.bottom
+            and not any(edge for edge, _ in styles.border)
+            and not any(edge for edge, _ in styles.outline)
+            and not (styles.has_rule("hatch") and styles.hatch != "none"))

@@ -1,0 +1,108 @@
+"""The scrollback's styled lines are kept by the line they were made from
+(widgets/styled_lines.py): a line scrolled to another row is not styled again, and what is
+painted is always what Textual's own styling makes of the lines shown now (a changed line,
+another width, another theme, a find's highlight, a selection)."""
+
+from __future__ import annotations
+
+import re
+
+from textual._styles_cache import StylesCache
+from textual.geometry import Offset, Region
+from textual.selection import Selection
+
+from .conftest import SIZE, idle, root_id, say, settle
+
+REPLY = "".join(f"line {i} of a long reply\n\n" for i in range(60))
+
+
+def _painted(sb) -> list:
+    return sb.render_lines(Region(0, 0, sb.size.width, sb.size.height))
+
+
+def _fresh(sb) -> list:
+    """The rows as Textual styles them with nothing kept from before."""
+    return StylesCache().render_widget(sb, Region(0, 0, sb.size.width, sb.size.height))
+
+
+async def _streaming_pane(bench):
+    async with bench.prep() as session:
+        await say(session, root_id(session), "Hello.")
+    return bench.app(delay=0.0)
+
+
+async def test_a_line_scrolled_to_another_row_is_not_styled_again(bench):
+    app = await _streaming_pane(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        sb.stream(REPLY)
+        await pilot.pause(0.1)
+        before = _painted(sb)
+        sb.stream("line 60 of a long reply\n\nline 61 of a long reply\n\n")  # it scrolls
+        await pilot.pause(0.1)
+        after = _painted(sb)
+        moved = len(after) - 4  # each line went 4 rows up (two lines, two blank)
+        assert [s.text for s in after[:moved]] == [s.text for s in before[4:]]
+        assert all(new is old for new, old in zip(after[:moved], before[4:]))
+        assert after == _fresh(sb)
+        sb.end_stream()
+        await idle(pilot)
+
+
+async def test_the_lines_painted_are_those_shown_now(bench):
+    app = await _streaming_pane(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        sb.stream(REPLY + "the last words")
+        await pilot.pause(0.1)
+        first = _painted(sb)
+        assert first == _fresh(sb)
+        top = int(sb.scroll_y)
+
+        sb.stream(" and more")  # the last line changed, in place (the view does not move)
+        await pilot.pause(0.1)
+        changed = _painted(sb)
+        assert int(sb.scroll_y) == top
+        assert changed == _fresh(sb) and changed != first
+        assert "the last words and more" in changed[-1].text
+
+        sb.refresh()  # a repaint of lines that did not change: served as they were
+        assert _painted(sb) == changed
+
+        shown = {sb.render_line(y).text.split(" of")[0].strip() for y in range(sb.size.height)}
+        word = sorted(w for w in shown if w.startswith("line"))[0]
+        sb.show_found(re.compile(re.escape(word)), None)  # find highlights a word
+        found = _painted(sb)
+        assert found == _fresh(sb) and found != changed
+        sb.show_found(None, None)  # and stops
+        assert _painted(sb) == changed
+
+        app.screen.selections = {sb: Selection(Offset(0, top), Offset(4, top + 1))}
+        await pilot.pause()
+        selected = _painted(sb)
+        assert selected == _fresh(sb) and selected != changed
+        app.screen.selections = {}
+        await pilot.pause()
+
+        sb.styles.tint = "red 40%"  # the same lines, styled otherwise
+        await pilot.pause()
+        tinted = _painted(sb)
+        assert tinted == _fresh(sb) and tinted != changed
+        sb.styles.tint = None
+        await pilot.pause()
+        assert _painted(sb) == changed
+
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await pilot.pause(0.1)  # another background: every line styled again
+        themed = _painted(sb)
+        assert themed == _fresh(sb)
+        assert [s.text for s in themed] == [s.text for s in changed] and themed != changed
+
+        await pilot.resize_terminal(SIZE[0] - 20, SIZE[1])  # another width
+        await pilot.pause(0.2)
+        narrow = _painted(sb)
+        assert narrow == _fresh(sb) and len(narrow[0].text) < len(themed[0].text)
+        sb.end_stream()
+        await idle(pilot)
