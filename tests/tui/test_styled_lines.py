@@ -12,6 +12,7 @@ from textual.geometry import Offset, Region
 from textual.selection import Selection
 
 from .conftest import SIZE, idle, root_id, say, settle
+from .test_history_bar import ready, ten_thousand
 
 REPLY = "".join(f"line {i} of a long reply\n\n" for i in range(60))
 
@@ -106,3 +107,58 @@ async def test_the_lines_painted_are_those_shown_now(bench):
         assert narrow == _fresh(sb) and len(narrow[0].text) < len(themed[0].text)
         sb.end_stream()
         await idle(pilot)
+
+
+async def test_a_pane_a_row_shorter_keeps_its_styled_lines(bench):
+    """The input below the panes grows a line as the user types: every pane is a row
+    shorter, and its lines (the same, one row up when it follows) are not styled again."""
+    app = await _streaming_pane(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        sb.stream(REPLY + "the last words")
+        await pilot.pause(0.1)
+        before, top = _painted(sb), int(sb.scroll_y)
+        await pilot.resize_terminal(SIZE[0], SIZE[1] - 1)
+        await pilot.pause(0.2)
+        after, moved = _painted(sb), int(sb.scroll_y) - top
+        assert len(after) == len(before) - 1 and after == _fresh(sb)
+        assert all(new is old for new, old in zip(after, before[moved:]))
+        sb.end_stream()
+        await idle(pilot)
+
+
+def _one_object_a_kind(strips) -> bool:
+    return len({id(s) for s in strips}) == len({tuple(s) for s in strips})
+
+
+async def test_a_bar_and_a_pane_style_each_kind_of_row_once(bench):
+    """A history bar's rows (track, thumb) and a pane's (its background) are a few kinds:
+    each is styled once, also when the pane is resized, and is what Textual's styling of
+    the bar and the pane shows now (a thumb moved, a theme)."""
+    await ten_thousand(bench)
+    async with bench.app().run_test(size=SIZE) as pilot:
+        sb = await ready(pilot)
+        bar, pane = sb.vertical_scrollbar, pilot.app.panes.active
+        for widget in (bar, pane):
+            painted = _painted(widget)
+            assert painted == _fresh(widget) and _one_object_a_kind(painted)
+            assert len(set(map(id, painted))) < len(painted) / 4
+        track = _painted(bar)[0]  # (the thumb is at the end)
+        await pilot.resize_terminal(SIZE[0], SIZE[1] - 1)  # every row drawn again
+        await pilot.pause(0.2)
+        for widget in (bar, pane):
+            painted = _painted(widget)
+            assert painted == _fresh(widget) and _one_object_a_kind(painted)
+        assert _painted(bar)[0] is track
+        before = _painted(bar)
+        sb.scroll_home(animate=False, immediate=True)  # the thumb moves
+        await idle(pilot)
+        moved = _painted(bar)
+        assert moved == _fresh(bar) and moved != before
+        pilot.app.theme = "textual-light"
+        await pilot.pause(0.1)
+        for widget in (bar, pane):
+            painted = _painted(widget)
+            assert painted == _fresh(widget) and _one_object_a_kind(painted)
+        assert _painted(bar)[0] != track

@@ -37,12 +37,11 @@ from ikigai_tui.tui.widgets.running_tools import RunningTools, busy_of
 from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
 from ikigai_tui.tui.widgets.selection import SelectableLines
 from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
-from ikigai_tui.tui.widgets.styled_lines import LineStylesCache
+from ikigai_tui.tui.widgets.styled_lines import LineStylesCache, kept_at_most
 
 
 
 MAX_LINES = 4000  # lines held (drawn) at most; one item holds MAX_ITEM_LINES at most
-DRAWN_KEPT = 512  # lines kept as render_line drew them (a few screenfuls)
 
 
 class _Hidden(tuple):
@@ -402,7 +401,7 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools
         if kept is not None and kept[0] is line and kept[1] == key:
             return kept[2]
         strip = self._drawn_line(line, index, y, width, scroll_x, style)
-        if len(self._drawn) >= DRAWN_KEPT:
+        while len(self._drawn) >= kept_at_most(self.size.height):
             del self._drawn[next(iter(self._drawn))]  # the oldest
         self._drawn[index] = (line, key, strip)
         return strip

@@ -6,10 +6,15 @@ line to another row, so a pane that scrolls as it follows a streaming reply has 
 styled again (a new Strip per row, about half of a repainted line's cost), though all but
 the newest line are the lines it showed a frame ago. `LineStylesCache` keeps the styled
 line by the Strip it was made from (the scrollback returns the same Strip object for a
-line that did not change: widgets/streaming.py, the Strips' own caches) and by everything
-else the styling reads (the sizes, padding, backgrounds, opacity, tint, the ANSI theme), so
-a scrolled row is looked up. A widget with a border, an outline, vertical padding or a
+line that did not change: widgets/streaming.py, Scrollback.render_line) and by everything
+else the styling reads (the widths, padding, backgrounds, opacity, tint, the ANSI theme), so
+a scrolled row is looked up, and so is every row when the pane's height changes. A widget with a border, an outline, vertical padding or a
 hatch (rows drawn by position, not from a line) is styled by Textual as before.
+
+`FewKindsOfRows` does the same for a widget whose rows are a few kinds of line, drawn anew
+each time (a scrollbar: track, thumb; a pane's background): each kind is one Strip, styled
+once, not once a row each time the widget is resized (every pane and its bar, when the
+input below the panes grows a line).
 """
 
 from __future__ import annotations
@@ -17,7 +22,12 @@ from __future__ import annotations
 from textual._styles_cache import StylesCache
 from textual.strip import Strip
 
-KEPT = 1024  # styled lines kept at most (a few screenfuls of a pane)
+SCREENS = 3  # screenfuls of lines kept (what a scroll or a resize shows again), no more:
+# a line that left the view long ago is not kept alive (nor its caches, for the collector)
+
+
+def kept_at_most(height: int) -> int:
+    return SCREENS * max(8, height)
 
 
 class LineStylesCache(StylesCache):
@@ -27,9 +37,11 @@ class LineStylesCache(StylesCache):
         super().__init__()
         self._styled: dict[int, tuple[Strip, tuple, Strip]] = {}  # id(line) -> (line, key, styled)
         self._plain = False  # the widget's rows are its lines, padded at the sides only
+        self._limit = kept_at_most(0)
 
     def render(self, styles, size, *args, **kwargs) -> list[Strip]:  # type: ignore[override]
         self._plain = _plain(styles)
+        self._limit = kept_at_most(size.height)
         return super().render(styles, size, *args, **kwargs)
 
     def render_line(self, styles, y, size, content_size, padding, base_background, background,
@@ -41,15 +53,17 @@ class LineStylesCache(StylesCache):
         if not self._plain or y >= content_size.height:
             return super().render_line(*args)
         line = render_content_line(y)
-        key = (size, content_size, tuple(padding), base_background, background, opacity,
-               ansi_theme, native_ansi, styles.tint, styles.text_opacity)
+        # Widths only: a row of a plain widget does not depend on the height (the panes
+        # all grow or shrink a row when the input below them does: every row is kept).
+        key = (size.width, content_size.width, tuple(padding), base_background, background,
+               opacity, ansi_theme, native_ansi, styles.tint, styles.text_opacity)
         styled = self._styled
         kept = styled.get(id(line))
         if kept is not None and kept[0] is line and kept[1] == key:
             return kept[2]
         args[7] = lambda _y: line
         strip = super().render_line(*args)
-        if len(styled) >= KEPT:
+        while len(styled) >= self._limit:
             del styled[next(iter(styled))]  # the oldest
         styled[id(line)] = (line, key, strip)
         return strip
@@ -62,3 +76,26 @@ def _plain(styles) -> bool:
             and not any(edge for edge, _ in styles.border)
             and not any(edge for edge, _ in styles.outline)
             and not (styles.has_rule("hatch") and styles.hatch != "none"))
+
+
+KINDS = 64  # kinds of row kept (a few are drawn at a time; another theme, other ones)
+
+
+class FewKindsOfRows:
+    """A mixin for a Widget (before it in the bases) drawing few kinds of row."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._styles_cache = LineStylesCache()
+        self._kinds: dict[tuple, Strip] = {}
+
+    def render_line(self, y: int) -> Strip:
+        line = super().render_line(y)  # type: ignore[misc]
+        kinds = self._kinds
+        kind = tuple(line)  # its segments
+        same = kinds.get(kind)
+        if same is None:
+            if len(kinds) >= KINDS:
+                kinds.clear()
+            kinds[kind] = same = line
+        return same
