@@ -133,21 +133,22 @@ def _one_object_a_kind(strips) -> bool:
 
 
 async def test_a_bar_and_a_pane_style_each_kind_of_row_once(bench):
-    """A history bar's rows (track, thumb) and a pane's (its background) are a few kinds:
-    each is styled once, also when the pane is resized, and is what Textual's styling of
-    the bar and the pane shows now (a thumb moved, a theme)."""
+    """A history bar's rows (track, thumb), a pane's and the containers' around it (their
+    background) are a few kinds: each is styled once, also when they are resized, and is
+    what Textual's styling of them shows now (a thumb moved, a theme)."""
     await ten_thousand(bench)
     async with bench.app().run_test(size=SIZE) as pilot:
         sb = await ready(pilot)
         bar, pane = sb.vertical_scrollbar, pilot.app.panes.active
-        for widget in (bar, pane):
+        containers = [pilot.app.query_one(name) for name in ("#body", "#main", "#panes")]
+        for widget in (bar, pane, *containers):
             painted = _painted(widget)
             assert painted == _fresh(widget) and _one_object_a_kind(painted)
             assert len(set(map(id, painted))) < len(painted) / 4
         track = _painted(bar)[0]  # (the thumb is at the end)
         await pilot.resize_terminal(SIZE[0], SIZE[1] - 1)  # every row drawn again
         await pilot.pause(0.2)
-        for widget in (bar, pane):
+        for widget in (bar, pane, *containers):
             painted = _painted(widget)
             assert painted == _fresh(widget) and _one_object_a_kind(painted)
         assert _painted(bar)[0] is track
@@ -158,7 +159,7 @@ async def test_a_bar_and_a_pane_style_each_kind_of_row_once(bench):
         assert moved == _fresh(bar) and moved != before
         pilot.app.theme = "textual-light"
         await pilot.pause(0.1)
-        for widget in (bar, pane):
+        for widget in (bar, pane, *containers):
             painted = _painted(widget)
             assert painted == _fresh(widget) and _one_object_a_kind(painted)
         assert _painted(bar)[0] != track

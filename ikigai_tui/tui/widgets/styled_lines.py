@@ -12,14 +12,17 @@ a scrolled row is looked up, and so is every row when the pane's height changes.
 hatch (rows drawn by position, not from a line) is styled by Textual as before.
 
 `FewKindsOfRows` does the same for a widget whose rows are a few kinds of line, drawn anew
-each time (a scrollbar: track, thumb; a pane's background): each kind is one Strip, styled
-once, not once a row each time the widget is resized (every pane and its bar, when the
-input below the panes grows a line).
+each time (a scrollbar: track, thumb; a container's background): each kind is one Strip,
+styled once, not once a row each time the widget is resized (every pane, its bar and the
+containers around them, when the input below the panes grows a line). Being one object,
+a kind's row is also cut once where the widgets over it begin and end (Textual's
+compositor cuts every row of a container so, and keeps the pieces by the Strip).
 """
 
 from __future__ import annotations
 
 from textual._styles_cache import StylesCache
+from textual.containers import Horizontal, Vertical
 from textual.strip import Strip
 
 SCREENS = 3  # screenfuls of lines kept (what a scroll or a resize shows again), no more:
@@ -99,3 +102,11 @@ class FewKindsOfRows:
                 kinds.clear()
             kinds[kind] = same = line
         return same
+
+
+class BareHorizontal(FewKindsOfRows, Horizontal):
+    """A Horizontal container (its rows: its background)."""
+
+
+class BareVertical(FewKindsOfRows, Vertical):
+    """A Vertical container (its rows: its background)."""
