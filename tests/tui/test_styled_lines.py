@@ -5,13 +5,14 @@ another width, another theme, a find's highlight, a selection)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from textual._styles_cache import StylesCache
 from textual.geometry import Offset, Region
 from textual.selection import Selection
 
-from .conftest import SIZE, idle, root_id, say, settle
+from .conftest import SIZE, idle, settle, talked_app
 from .test_history_bar import ready, ten_thousand
 
 REPLY = "".join(f"line {i} of a long reply\n\n" for i in range(60))
@@ -26,19 +27,22 @@ def _fresh(sb) -> list:
     return StylesCache().render_widget(sb, Region(0, 0, sb.size.width, sb.size.height))
 
 
-async def _streaming_pane(bench):
-    async with bench.prep() as session:
-        await say(session, root_id(session), "Hello.")
-    return bench.app(delay=0.0)
-
-
-async def test_a_line_scrolled_to_another_row_is_not_styled_again(bench):
-    app = await _streaming_pane(bench)
+@contextlib.asynccontextmanager
+async def _streaming(bench, reply: str):
+    """(pilot, the active scrollback) with `reply` streaming into it; ended on the way out."""
+    app = await talked_app(bench, "Hello.", delay=0.0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         sb = app.panes.active.scrollback
-        sb.stream(REPLY)
+        sb.stream(reply)
         await pilot.pause(0.1)
+        yield pilot, sb
+        sb.end_stream()
+        await idle(pilot)
+
+
+async def test_a_line_scrolled_to_another_row_is_not_styled_again(bench):
+    async with _streaming(bench, REPLY) as (pilot, sb):
         before = _painted(sb)
         sb.stream("line 60 of a long reply\n\nline 61 of a long reply\n\n")  # it scrolls
         await pilot.pause(0.1)
@@ -47,17 +51,11 @@ async def test_a_line_scrolled_to_another_row_is_not_styled_again(bench):
         assert [s.text for s in after[:moved]] == [s.text for s in before[4:]]
         assert all(new is old for new, old in zip(after[:moved], before[4:]))
         assert after == _fresh(sb)
-        sb.end_stream()
-        await idle(pilot)
 
 
 async def test_the_lines_painted_are_those_shown_now(bench):
-    app = await _streaming_pane(bench)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        sb = app.panes.active.scrollback
-        sb.stream(REPLY + "the last words")
-        await pilot.pause(0.1)
+    async with _streaming(bench, REPLY + "the last words") as (pilot, sb):
+        app = pilot.app
         first = _painted(sb)
         assert first == _fresh(sb)
         top = int(sb.scroll_y)
@@ -105,27 +103,18 @@ async def test_the_lines_painted_are_those_shown_now(bench):
         await pilot.pause(0.2)
         narrow = _painted(sb)
         assert narrow == _fresh(sb) and len(narrow[0].text) < len(themed[0].text)
-        sb.end_stream()
-        await idle(pilot)
 
 
 async def test_a_pane_a_row_shorter_keeps_its_styled_lines(bench):
     """The input below the panes grows a line as the user types: every pane is a row
     shorter, and its lines (the same, one row up when it follows) are not styled again."""
-    app = await _streaming_pane(bench)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        sb = app.panes.active.scrollback
-        sb.stream(REPLY + "the last words")
-        await pilot.pause(0.1)
+    async with _streaming(bench, REPLY + "the last words") as (pilot, sb):
         before, top = _painted(sb), int(sb.scroll_y)
         await pilot.resize_terminal(SIZE[0], SIZE[1] - 1)
         await pilot.pause(0.2)
         after, moved = _painted(sb), int(sb.scroll_y) - top
         assert len(after) == len(before) - 1 and after == _fresh(sb)
         assert all(new is old for new, old in zip(after, before[moved:]))
-        sb.end_stream()
-        await idle(pilot)
 
 
 def _one_object_a_kind(strips) -> bool:
