@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 
 from ikigai_tui.config import Config
 from ikigai_tui.core.errors import CommandError
@@ -48,6 +47,7 @@ from ikigai_tui.tui.widgets.agent_tree import AgentTreeView
 from ikigai_tui.tui.widgets.gauge import ContextGauge
 from ikigai_tui.tui.widgets.keybar import KeyBar
 from ikigai_tui.tui.widgets.prompt import PromptInput
+from ikigai_tui.tui.widgets.styled_lines import BareHorizontal, BareVertical
 from ikigai_tui.tui.widgets import strip_cycles
 from ikigai_tui.tui.startup import AfterFirstFrame
 from ikigai_tui.tui.warmup import markdown_ready
@@ -171,9 +171,9 @@ class IkigaiApp(AfterFirstFrame, StopOnSignal, EditorAction, CursorActions, Main
         self.prompt_input.use_keymap(self.keymap)
         self.queued_line = QueuedLine(id="queued")
         yield self.status_line
-        with Horizontal(id="body"):
+        with BareHorizontal(id="body"):
             yield self.agent_tree
-            with Vertical(id="main"):
+            with BareVertical(id="main"):
                 yield self.panes
                 yield self.gauge
                 yield self.queued_line

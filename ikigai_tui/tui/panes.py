@@ -21,6 +21,7 @@ from ikigai_tui.tui.notes import Notes
 from ikigai_tui.tui.pages import AgentPages
 from ikigai_tui.tui.transcript import Item, items_from_events
 from ikigai_tui.tui.widgets.pane import AgentPane
+from ikigai_tui.tui.widgets.styled_lines import FewKindsOfRows
 
 if TYPE_CHECKING:
     from ikigai_tui.core.session import Session
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 MAX_PANES = 4
 
 
-class Panes(Horizontal):
+class Panes(FewKindsOfRows, Horizontal):
     class ActiveChanged(Message):
         """The active pane now shows another agent."""
 

@@ -178,6 +178,41 @@ def test_a_slow_last_block_is_drawn_less_often(monkeypatch):
     assert len(drawn) * 0.02 <= now[0] * 0.15
 
 
+def test_words_added_to_the_last_block_keep_the_lines_that_did_not_change():
+    now = [0.0]
+    stream = MarkdownStream(Console(width=40), 40, clock=lambda: now[0])
+    stream.feed("Intro.\n\n" + "word " * 40)  # the open block: five lines
+    stream.flush()
+    before = list(stream.lines)
+    now[0] += 1.0  # its time has come: drawn again at the next piece
+    changed = stream.feed("and more words")
+    # Only its last line changed: the lines before it are the same objects (what is
+    # drawn from them stays good), and what changed is told from there.
+    assert changed is not None and changed >= len(before) - 1
+    assert all(new is old for new, old in zip(stream.lines[:changed], before))
+    assert changed < len(stream.lines)
+    last = list(stream.lines)
+    now[0] += 1.0
+    stream.feed("\n\nNext.")  # the block is finished: drawn again, the same lines
+    assert all(new is old for new, old in zip(stream.lines, last[:-1]))
+    fresh = MarkdownStream(Console(width=40), 40)
+    fresh.feed(stream.text)
+    fresh.flush()
+    stream.flush()
+    assert _visible(stream.lines) == _visible(fresh.lines)
+
+
+def test_a_last_block_drawn_again_the_same_tells_no_change():
+    now = [0.0]
+    stream = MarkdownStream(Console(width=40), 40, clock=lambda: now[0])
+    stream.feed("Some words")
+    stream.flush()
+    lines = list(stream.lines)
+    now[0] += 1.0
+    assert stream.feed(" ") is None  # a trailing space: drawn again, nothing shown changed
+    assert all(new is old for new, old in zip(stream.lines, lines))
+
+
 def test_a_code_fence_keeps_its_blank_lines_in_one_block():
     stream = MarkdownStream(Console(width=60), 60)
     stream.feed("```\na\n\nb\n```\nafter\n\n")

@@ -33,6 +33,12 @@ class FindLines:
         end = starts[at + 1] if at + 1 < len(starts) else len(self._lines)  # type: ignore[attr-defined]
         return range(starts[at], end)
 
+    def found_key(self, index: int) -> tuple | None:
+        """What line `index`'s highlight depends on (None: no find)."""
+        if self.find_pattern is None:
+            return None
+        return self.find_pattern, index in self._current_lines()
+
     def find_styled(self, strip: Strip, index: int) -> Strip:
         """The line `index` with the words found highlighted (a strip cut at their cells)."""
         pattern = self.find_pattern

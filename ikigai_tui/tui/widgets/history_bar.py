@@ -23,6 +23,8 @@ from rich.style import Style
 from textual import events
 from textual.scrollbar import ScrollBar
 
+from ikigai_tui.tui.widgets.styled_lines import FewKindsOfRows
+
 if TYPE_CHECKING:
     from textual.geometry import Size
 
@@ -120,7 +122,7 @@ def _span(sb: PagedView, top: int, height: int) -> tuple[float | None, float]:
     return first, shown
 
 
-class HistoryBar(ScrollBar):
+class HistoryBar(FewKindsOfRows, ScrollBar):
     """The vertical scrollbar of a Scrollback: see the module's doc."""
 
     def __init__(self, *args, **kwargs) -> None:

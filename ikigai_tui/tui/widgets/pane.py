@@ -7,6 +7,7 @@ from textual.containers import Vertical
 
 from ikigai_tui.tui.widgets.fitted import FittedParts
 from ikigai_tui.tui.widgets.scrollback import Page, Scrollback
+from ikigai_tui.tui.widgets.styled_lines import FewKindsOfRows
 
 
 class PaneTitle(FittedParts):
@@ -14,7 +15,7 @@ class PaneTitle(FittedParts):
     whole parts (never a dangling " · " nor a word cut; fit.py)."""
 
 
-class AgentPane(Vertical):
+class AgentPane(FewKindsOfRows, Vertical):
     DEFAULT_CSS = """
     AgentPane { width: 1fr; height: 1fr; }
     AgentPane > .pane-title { height: 1; padding: 0 1; color: $text-muted; background: $boost; }

@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
+from rich.style import Style
 from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -36,6 +37,7 @@ from ikigai_tui.tui.widgets.running_tools import RunningTools, busy_of
 from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
 from ikigai_tui.tui.widgets.selection import SelectableLines
 from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
+from ikigai_tui.tui.widgets.styled_lines import LineStylesCache, kept_at_most
 
 
 
@@ -67,6 +69,8 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools
 
     def __init__(self, agent_id: str, pages: Page, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._styles_cache = LineStylesCache()  # a scrolled line is styled once, not per row
+        self._drawn: dict[int, tuple[Strip, tuple, Strip]] = {}  # index -> (line, key, drawn)
         self.agent_id = agent_id
         self._pages = pages
         self.items: list[Item] = []
@@ -386,7 +390,25 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools
         # The widget's style under every segment: text without a background of its own
         # takes the pane's, not the terminal's default.
         style = self.line_style
-        strip = self.find_styled(self.selected(self._lines[index], index), index) \
+        line = self._lines[index]
+        if self.cursor is not None:  # (its highlight and bar: drawn each time)
+            return self._drawn_line(line, index, y, width, scroll_x, style)
+        # Kept by index, for the same line drawn the same way (Strip's own caches miss for
+        # a line shared by many rows, such as the blank one), so that a scrolled row is the
+        # object it was: Textual's styling of it is kept by that (styled_lines.py).
+        key = (scroll_x, width, style, self.selected_key(index), self.found_key(index))
+        kept = self._drawn.get(index)
+        if kept is not None and kept[0] is line and kept[1] == key:
+            return kept[2]
+        strip = self._drawn_line(line, index, y, width, scroll_x, style)
+        while len(self._drawn) >= kept_at_most(self.size.height):
+            del self._drawn[next(iter(self._drawn))]  # the oldest
+        self._drawn[index] = (line, key, strip)
+        return strip
+
+    def _drawn_line(self, line: Strip, index: int, y: int, width: int, scroll_x: int,
+                    style: Style) -> Strip:
+        strip = self.find_styled(self.selected(line, index), index) \
             .crop_extend(scroll_x, scroll_x + width, style)
         return self.cursor_styled(strip, index, y, width).apply_style(style) \
             .apply_offsets(scroll_x, index)

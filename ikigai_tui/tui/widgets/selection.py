@@ -46,6 +46,14 @@ class SelectableLines:
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()  # type: ignore[attr-defined]
 
+    def selected_key(self, index: int) -> tuple | None:
+        """What line `index`'s highlight depends on (None: it has none)."""
+        selection = self.text_selection  # type: ignore[attr-defined]
+        span = None if selection is None else selection.get_span(index)
+        if span is None:
+            return None
+        return span, self.screen.get_component_rich_style("screen--selection")  # type: ignore[attr-defined]
+
     def selected(self, strip: Strip, index: int) -> Strip:
         """Line `index` with the part of it that is selected highlighted."""
         selection = self.text_selection  # type: ignore[attr-defined]

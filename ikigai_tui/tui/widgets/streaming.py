@@ -150,16 +150,17 @@ class MarkdownStream:
 
     def _add_block(self, block: str) -> int:
         """A finished block's lines after the others (the open block's lines go)."""
-        changed = self._clear_open()
+        start, old = self._fixed, self.lines[self._fixed:]
+        self._clear_open()
         self._append(self._draw(block))
-        self._fixed = len(self.lines)
         self._drawn_open = -1
         if len(self.lines) >= STREAM_LINES:
             del self.lines[STREAM_LINES - 1:]
-            self._fixed = len(self.lines)
             self._full = True
             self._note(len(self.text) - self._done)
-        return changed
+        self._fixed = len(self.lines) - (1 if self._full else 0)
+        changed = self._keep_same(start, old)
+        return len(self.lines) if changed is None else changed
 
     def _draw_open(self, *, force: bool) -> int | None:
         """Draw the open block again if it changed and its time has come (or `force`)."""
@@ -173,7 +174,8 @@ class MarkdownStream:
             self._drawn_open = size
             self._next = now + MIN_INTERVAL
             return self._note(size - OPEN_CHARS)
-        changed = self._clear_open()
+        old = self.lines[self._fixed:]
+        self._clear_open()
         head = self.text[self._done:self._done + OPEN_CHARS]
         if head.strip():
             room = STREAM_LINES - 1 - len(self.lines)
@@ -182,7 +184,22 @@ class MarkdownStream:
         self._next = self.clock() + max(MIN_INTERVAL, COST_FACTOR * (self.clock() - now))
         if size > OPEN_CHARS:
             self._note(size - OPEN_CHARS)
-        return changed
+        return self._keep_same(self._fixed, old)
+
+    def _keep_same(self, start: int, old: list[Strip]) -> int | None:
+        """After lines[start:] were drawn again (they were `old`): keep the old Strip where
+        the new one is the same, and return the first line that changed (None: none).
+
+        Words added to the open block change its last lines only; the lines before stay
+        the same objects, so what is drawn from them (the scrollback's and Textual's
+        caches, keyed by the line) is still good when the pane scrolls."""
+        lines = self.lines
+        end = min(len(lines), start + len(old))
+        at = start
+        while at < end and lines[at] == old[at - start]:
+            lines[at] = old[at - start]
+            at += 1
+        return None if at == len(lines) == start + len(old) else at
 
     def _clear_open(self) -> int:
         """Drop the open block's lines (and the count); returns where they began."""
