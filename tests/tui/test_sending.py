@@ -227,3 +227,22 @@ async def test_a_message_to_a_dead_agent_stays_in_the_input(bench):
         assert await _users(app, kid) == []
         assert app.prompt_input.text == "are you there?"
         assert any("is dead" in line for line in all_lines(app.panes.active.scrollback))
+
+
+async def test_an_input_growing_a_line_keeps_the_followed_end_in_view(bench):
+    """The panes are a row shorter when the input below them grows a line (Ctrl+J): a pane
+    following its end keeps its last line in view, not hidden until the next reply."""
+    async with bench.prep() as session:
+        await conversation(session, *[f"Message {n}: " + "words " * 60 for n in range(20)])
+    app = bench.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sb = app.panes.active.scrollback
+        assert sb.following and sb.scroll_y == sb.max_scroll_y
+        height = sb.size.height
+        await type_text(pilot, "two")
+        await pilot.press("ctrl+j")
+        await type_text(pilot, "lines")
+        await idle(pilot)
+        assert sb.size.height < height  # the input took a row from the pane
+        assert sb.following and sb.scroll_y == sb.max_scroll_y

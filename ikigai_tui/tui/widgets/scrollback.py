@@ -306,6 +306,9 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools
 
     def on_resize(self, event: events.Resize) -> None:
         self._check_width()
+        # A height change moves the end: the pane a row shorter (the input below grew a
+        # line) leaves scroll_y where it was, and the last line out of view.
+        self._follow()
 
     def _check_width(self) -> None:
         """Draw again at the width the lines have now (a resize; or a layout that changed
