@@ -136,10 +136,15 @@ async def test_the_queued_line_follows_the_focused_agent(bench):
 # ---- item 10: sending while scrolled up ------------------------------------------------------
 
 
-async def test_sending_while_scrolled_up_brings_the_view_to_the_end(bench):
+async def _app_over_a_long_chat(bench):
+    """The app over 20 long messages: more than a screen, the view at the end."""
     async with bench.prep() as session:
         await conversation(session, *[f"Message {n}: " + "words " * 60 for n in range(20)])
-    app = bench.app()
+    return bench.app()
+
+
+async def test_sending_while_scrolled_up_brings_the_view_to_the_end(bench):
+    app = await _app_over_a_long_chat(bench)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         sb = app.panes.active.scrollback
@@ -155,9 +160,7 @@ async def test_sending_while_scrolled_up_brings_the_view_to_the_end(bench):
 
 
 async def test_a_command_sent_while_scrolled_up_brings_the_view_to_the_end(bench):
-    async with bench.prep() as session:
-        await conversation(session, *[f"Message {n}: " + "words " * 60 for n in range(20)])
-    app = bench.app()
+    app = await _app_over_a_long_chat(bench)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         sb = app.panes.active.scrollback
@@ -232,9 +235,7 @@ async def test_a_message_to_a_dead_agent_stays_in_the_input(bench):
 async def test_an_input_growing_a_line_keeps_the_followed_end_in_view(bench):
     """The panes are a row shorter when the input below them grows a line (Ctrl+J): a pane
     following its end keeps its last line in view, not hidden until the next reply."""
-    async with bench.prep() as session:
-        await conversation(session, *[f"Message {n}: " + "words " * 60 for n in range(20)])
-    app = bench.app()
+    app = await _app_over_a_long_chat(bench)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         sb = app.panes.active.scrollback
