@@ -13,7 +13,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
-from rich.style import Style
 from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -30,6 +29,7 @@ from ikigai_tui.tui.widgets.cursor import CursorLines
 from ikigai_tui.tui.widgets.drawing import Drawing
 from ikigai_tui.tui.widgets.frame_style import OneStylePerFrame
 from ikigai_tui.tui.widgets.history_bar import History, HistoryBar
+from ikigai_tui.tui.widgets.lines_in_view import LinesInView
 from ikigai_tui.tui.widgets.layout import Decor, layout
 from ikigai_tui.tui.lines import Lines, cost
 from ikigai_tui.tui.widgets.paging import EDGE, PAGE_ITEMS, Page, Paging  # noqa: F401
@@ -37,8 +37,7 @@ from ikigai_tui.tui.widgets.running_tools import RunningTools, busy_of
 from ikigai_tui.tui.widgets.scrollback_stream import StreamingLines
 from ikigai_tui.tui.widgets.selection import SelectableLines
 from ikigai_tui.tui.widgets.streaming import STREAM_LINES, MarkdownStream  # noqa: F401
-from ikigai_tui.tui.widgets.styled_lines import LineStylesCache, kept_at_most
-
+from ikigai_tui.tui.widgets.styled_lines import LineStylesCache
 
 
 MAX_LINES = 4000  # lines held (drawn) at most; one item holds MAX_ITEM_LINES at most
@@ -57,7 +56,7 @@ HIDDEN: Sequence[Strip] = _Hidden()
 
 
 class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools, SelectableLines,
-                 CursorLines, FindLines, ScrollView, can_focus=True):
+                 CursorLines, FindLines, LinesInView, ScrollView, can_focus=True):
     """Shows one agent's transcript. `pages(before=, after=, oldest=, limit=)` reads the log;
     when it also has `outside(key)` and `context_version()` (AgentPages does), messages out
     of the agent's context are drawn apart."""
@@ -379,39 +378,3 @@ class Scrollback(OneStylePerFrame, Paging, Drawing, StreamingLines, RunningTools
     def add_note(self, kind: str, text: str) -> None:
         """A transient line (an error that wrote nothing): shown, not stored."""
         self.add_items([Item(-1, kind, text)])
-
-    # -- drawing ---------------------------------------------------------------
-
-    def render_line(self, y: int) -> Strip:
-        if y == 0 and self._width and self._content_width() != self._width:
-            self.call_later(self._check_width)  # drawn at a width it no longer has
-        scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
-        width = self.scrollable_content_region.width
-        if index >= len(self._lines):
-            return self.cursor_styled(Strip.blank(width, self.line_style), -1, y, width)
-        # The widget's style under every segment: text without a background of its own
-        # takes the pane's, not the terminal's default.
-        style = self.line_style
-        line = self._lines[index]
-        if self.cursor is not None:  # (its highlight and bar: drawn each time)
-            return self._drawn_line(line, index, y, width, scroll_x, style)
-        # Kept by index, for the same line drawn the same way (Strip's own caches miss for
-        # a line shared by many rows, such as the blank one), so that a scrolled row is the
-        # object it was: Textual's styling of it is kept by that (styled_lines.py).
-        key = (scroll_x, width, style, self.selected_key(index), self.found_key(index))
-        kept = self._drawn.get(index)
-        if kept is not None and kept[0] is line and kept[1] == key:
-            return kept[2]
-        strip = self._drawn_line(line, index, y, width, scroll_x, style)
-        while len(self._drawn) >= kept_at_most(self.size.height):
-            del self._drawn[next(iter(self._drawn))]  # the oldest
-        self._drawn[index] = (line, key, strip)
-        return strip
-
-    def _drawn_line(self, line: Strip, index: int, y: int, width: int, scroll_x: int,
-                    style: Style) -> Strip:
-        strip = self.find_styled(self.selected(line, index), index) \
-            .crop_extend(scroll_x, scroll_x + width, style)
-        return self.cursor_styled(strip, index, y, width).apply_style(style) \
-            .apply_offsets(scroll_x, index)
