@@ -44,16 +44,21 @@ async def test_v_without_load_text_shows_the_items_own_text():
         assert app.screen.text == "Here is a first schema:\nCREATE TABLE orders (...)"
 
 
+async def _view(pilot) -> None:
+    """V on the first match, and its text loaded (a worker, then the screen's update)."""
+    await pilot.pause()
+    await pilot.press("v")
+    await pilot.pause()
+    await pilot.pause()
+
+
 async def test_a_message_that_cannot_be_loaded_says_so():
     async def failing(_message_id: int) -> str:
         raise OSError("database is locked")
 
     app = Harness(matches(load_text=failing))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press("v")
-        await pilot.pause()
-        await pilot.pause()
+        await _view(pilot)
         notice = text_of(app.screen, "#message-notice")
         assert notice == "Error: could not load message #40: database is locked"
         await pilot.press("escape")
@@ -67,10 +72,7 @@ async def test_a_huge_message_is_cut_and_says_so():
 
     app = Harness(matches(load_text=huge))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press("v")
-        await pilot.pause()
-        await pilot.pause()
+        await _view(pilot)
         assert len(app.screen.text) == SHOWN_MAX
         assert text_of(app.screen, "#message-notice") == (
             f"Showing the first {SHOWN_MAX:,} of {SHOWN_MAX + 5:,} characters.")
